@@ -1,0 +1,61 @@
+//! Which characters a reader cannot see. Shared with build.rs.
+//!
+//! One predicate serves two contracts: the untrusted-data fence writes these
+//! characters as `\uXXXX` escapes, and completion drops any candidate that
+//! contains one (a suggestion the analyst cannot read is not a suggestion).
+
+use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
+
+/// Default_Ignorable_Code_Point ranges from Unicode's DerivedCoreProperties.txt.
+/// They render as nothing, so they can hide text or split a word invisibly.
+pub const DEFAULT_IGNORABLE: &[(u32, u32)] = &[
+    (0x00AD, 0x00AD),
+    (0x034F, 0x034F),
+    (0x061C, 0x061C),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x200B, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x206F),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0),
+    (0xFFF0, 0xFFF8),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0000, 0xE0FFF),
+];
+
+pub fn is_default_ignorable(c: char) -> bool {
+    let c = c as u32;
+    DEFAULT_IGNORABLE
+        .binary_search_by(|&(lo, hi)| {
+            if hi < c {
+                std::cmp::Ordering::Less
+            } else if lo > c {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        })
+        .is_ok()
+}
+
+/// Controls (C0, DEL, C1 including U+0085), format characters (bidi
+/// embeddings, overrides and isolates, zero-width joiners, the BOM, tag
+/// characters), line and paragraph separators, private-use and unassigned
+/// code points, and every default-ignorable code point.
+pub fn is_hidden(c: char) -> bool {
+    matches!(
+        c.general_category(),
+        GeneralCategory::Control
+            | GeneralCategory::Format
+            | GeneralCategory::LineSeparator
+            | GeneralCategory::ParagraphSeparator
+            | GeneralCategory::PrivateUse
+            | GeneralCategory::Unassigned
+            | GeneralCategory::Surrogate
+    ) || is_default_ignorable(c)
+}

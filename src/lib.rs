@@ -1,0 +1,3 @@
+//! rea: an MCP server for evidence-first reverse engineering.
+
+pub mod catalog;
