@@ -30,7 +30,8 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
 fn main() {
-    let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let manifest =
+        PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     for watched in ["prompts", "src/tools/catalog.toml", "src/catalog"] {
         println!("cargo::rerun-if-changed={watched}");
@@ -54,7 +55,10 @@ fn main() {
         embedded.push(prompt.template_name.clone());
     }
     embedded.extend(catalog.partials.iter().map(|(n, _)| n.clone()));
-    write_formatted(&out.join("prompts_gen.rs"), prompt_code(&catalog, &embedded));
+    write_formatted(
+        &out.join("prompts_gen.rs"),
+        prompt_code(&catalog, &embedded),
+    );
 }
 
 fn fail(diags: &[validate::Diagnostic]) -> ! {
@@ -72,13 +76,24 @@ fn read_tool_catalog(path: &Path) -> Vec<String> {
     });
     let catalog: spec::ToolCatalogSpec = toml::from_str(&text).unwrap_or_else(|e| {
         let (line, col) = validate::line_col(&text, e.span().map_or(0, |s| s.start));
-        eprintln!("{}:{line}:{col}: error: {}", path.display(), e.message().trim());
+        eprintln!(
+            "{}:{line}:{col}: error: {}",
+            path.display(),
+            e.message().trim()
+        );
         std::process::exit(1)
     });
     let mut seen = BTreeSet::new();
     for tool in &catalog.tools {
-        let valid = tool.name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
-            && tool.name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        let valid = tool
+            .name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_lowercase())
+            && tool
+                .name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
         if !valid || !seen.insert(tool.name.clone()) {
             let offset = text.find(&format!("\"{}\"", tool.name)).unwrap_or(0);
             let (line, col) = validate::line_col(&text, offset);
@@ -167,7 +182,11 @@ fn family_tokens(family: Option<spec::CompletionFamily>) -> TokenStream {
 }
 
 fn prompt_code(catalog: &validate::ValidCatalog, embedded: &[String]) -> TokenStream {
-    let names: Vec<&str> = catalog.prompts.iter().map(|p| p.spec.name.as_str()).collect();
+    let names: Vec<&str> = catalog
+        .prompts
+        .iter()
+        .map(|p| p.spec.name.as_str())
+        .collect();
     let variants: Vec<Ident> = names.iter().map(|n| camel(n)).collect();
     let structs: Vec<Ident> = names.iter().map(|n| camel(&format!("{n}_args"))).collect();
     let shapes: Vec<Ident> = names
@@ -183,7 +202,11 @@ fn prompt_code(catalog: &validate::ValidCatalog, embedded: &[String]) -> TokenSt
         let fields = spec.arguments.iter().map(|a| {
             let f = ident(&a.name);
             let doc = format!(" {}", a.description);
-            let ty = if a.required { quote!(String) } else { quote!(Option<String>) };
+            let ty = if a.required {
+                quote!(String)
+            } else {
+                quote!(Option<String>)
+            };
             quote! { #[doc = #doc] pub #f: #ty, }
         });
         let parse = spec.arguments.iter().map(|a| {
@@ -211,7 +234,10 @@ fn prompt_code(catalog: &validate::ValidCatalog, embedded: &[String]) -> TokenSt
             quote! { ArgumentShape { name: #n, required: #r, completion: #fam }, }
         });
         let argc = spec.arguments.len();
-        let shape_doc = format!(" Argument names, required flags and completion families of `{}`.", spec.name);
+        let shape_doc = format!(
+            " Argument names, required flags and completion families of `{}`.",
+            spec.name
+        );
         items.push(quote! {
             #[doc = #shape_doc]
             pub const #shape: &[ArgumentShape] = &[#(#shape_items)*];

@@ -1,3 +1,12 @@
 //! rea: an MCP server for evidence-first reverse engineering.
+//!
+//! Data flows one way: transport → [`server`] → ([`catalog`] | [`completion`]
+//! | [`tools`]) → [`session`] → [`providers`]. See ARCHITECTURE.md.
 
 pub mod catalog;
+pub mod completion;
+pub mod matching;
+pub mod providers;
+pub mod server;
+pub mod session;
+pub mod tools;

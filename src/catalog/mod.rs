@@ -12,3 +12,4 @@ pub mod hidden;
 pub mod spec;
 pub mod suggest;
 pub mod validate;
+pub mod render;

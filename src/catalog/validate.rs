@@ -126,8 +126,8 @@ pub fn read_dir(dir: &Path) -> Result<CatalogFiles, Vec<Diagnostic>> {
         }
         let path = entry.path();
         let shown = path.display().to_string();
-        let meta = std::fs::metadata(&path)
-            .map_err(|e| fail(format!("cannot read {shown}: {e}")))?;
+        let meta =
+            std::fs::metadata(&path).map_err(|e| fail(format!("cannot read {shown}: {e}")))?;
         if meta.len() > MAX_FILE_BYTES {
             return Err(fail(format!(
                 "{shown} is {} bytes; catalog files are limited to {MAX_FILE_BYTES} bytes",
@@ -138,9 +138,11 @@ pub fn read_dir(dir: &Path) -> Result<CatalogFiles, Vec<Diagnostic>> {
             .map_err(|e| fail(format!("cannot read {shown} as UTF-8 text: {e}")))?;
         files.insert(name, SourceFile { path: shown, text });
     }
-    let order = files
-        .remove(ORDER_FILE)
-        .ok_or_else(|| fail(format!("missing {ORDER_FILE}, which lists the prompts in order")))?;
+    let order = files.remove(ORDER_FILE).ok_or_else(|| {
+        fail(format!(
+            "missing {ORDER_FILE}, which lists the prompts in order"
+        ))
+    })?;
     let mut catalog = CatalogFiles {
         order,
         prompts: Vec::new(),
@@ -270,7 +272,9 @@ pub fn validate(files: &CatalogFiles, tools: &[String]) -> Result<ValidCatalog, 
     if !partials.iter().any(|(n, _)| n == DISCIPLINE_FILE) {
         diags.push(files.order.diag_at(
             0,
-            format!("missing {DISCIPLINE_FILE}, the evidence-discipline section every prompt ends with"),
+            format!(
+                "missing {DISCIPLINE_FILE}, the evidence-discipline section every prompt ends with"
+            ),
         ));
     }
 
@@ -307,7 +311,11 @@ pub fn validate(files: &CatalogFiles, tools: &[String]) -> Result<ValidCatalog, 
         for name in &order.prompts {
             let offset = files.order.text.find(&format!("\"{name}\"")).unwrap_or(0);
             if !seen.insert(name.clone()) {
-                diags.push(files.order.diag_at(offset, format!("prompt `{name}` is listed twice")));
+                diags.push(
+                    files
+                        .order
+                        .diag_at(offset, format!("prompt `{name}` is listed twice")),
+                );
                 continue;
             }
             match prompts.remove(name) {
@@ -392,7 +400,10 @@ fn validate_prompt(
     if !is_identifier(&spec.name) {
         diags.push(at(
             located.name.span(),
-            format!("prompt name `{}` must be snake_case ([a-z][a-z0-9_]*, at most 64)", spec.name),
+            format!(
+                "prompt name `{}` must be snake_case ([a-z][a-z0-9_]*, at most 64)",
+                spec.name
+            ),
         ));
     }
 
@@ -408,7 +419,10 @@ fn validate_prompt(
                 ),
             ));
         } else if !seen_tools.insert(tool.get_ref().clone()) {
-            diags.push(at(tool.span(), format!("tool `{}` is listed twice", tool.get_ref())));
+            diags.push(at(
+                tool.span(),
+                format!("tool `{}` is listed twice", tool.get_ref()),
+            ));
         }
     }
 
@@ -417,11 +431,17 @@ fn validate_prompt(
         if !is_identifier(&arg.name) {
             diags.push(at(
                 loc.name.span(),
-                format!("argument name `{}` must be snake_case ([a-z][a-z0-9_]*)", arg.name),
+                format!(
+                    "argument name `{}` must be snake_case ([a-z][a-z0-9_]*)",
+                    arg.name
+                ),
             ));
         }
         if !arg_names.insert(arg.name.clone()) {
-            diags.push(at(loc.name.span(), format!("argument `{}` is declared twice", arg.name)));
+            diags.push(at(
+                loc.name.span(),
+                format!("argument `{}` is declared twice", arg.name),
+            ));
         }
         if arg.required
             && let (Some(family), Some(span)) = (arg.completion, &loc.completion)
@@ -453,7 +473,10 @@ fn validate_prompt(
     let Some(template) = template else {
         diags.push(file.diag_at(
             0,
-            format!("missing template {}{TEMPLATE_EXT} beside this file", file.stem()),
+            format!(
+                "missing template {}{TEMPLATE_EXT} beside this file",
+                file.stem()
+            ),
         ));
         return Err(diags);
     };
@@ -536,7 +559,10 @@ fn validate_prompt(
             let offset = template.text.find(&format!("\"{tool}\"")).unwrap_or(0);
             diags.push(template.diag_at(
                 offset,
-                format!("`{tool}` is cited but not listed in `starting_points` of {}", file_name(&file.path)),
+                format!(
+                    "`{tool}` is cited but not listed in `starting_points` of {}",
+                    file_name(&file.path)
+                ),
             ));
         }
     }
@@ -565,7 +591,11 @@ fn find_word(text: &str, word: &str) -> Option<usize> {
 /// Flags backticked snake_case words in template prose (outside `{{ }}`,
 /// `{% %}` and `{# #}`) that are neither declared arguments nor tool names
 /// cited through `tool(...)`.
-fn scan_backticks(file: &SourceFile, declared: &[&str], tools: &BTreeSet<String>) -> Vec<Diagnostic> {
+fn scan_backticks(
+    file: &SourceFile,
+    declared: &[&str],
+    tools: &BTreeSet<String>,
+) -> Vec<Diagnostic> {
     let text = &file.text;
     let mut diags = Vec::new();
     // Blank out template tags byte for byte (keeping newlines) so offsets stay exact.
@@ -602,9 +632,14 @@ fn scan_backticks(file: &SourceFile, declared: &[&str], tools: &BTreeSet<String>
         let word = &prose[open + 1..close];
         if is_identifier(word) && !declared.contains(&word) {
             let message = if tools.contains(word) {
-                format!("tool `{word}` is written as plain text; cite it with {{{{ tool(\"{word}\") }}}}")
+                format!(
+                    "tool `{word}` is written as plain text; cite it with {{{{ tool(\"{word}\") }}}}"
+                )
             } else {
-                let candidates = declared.iter().copied().chain(tools.iter().map(String::as_str));
+                let candidates = declared
+                    .iter()
+                    .copied()
+                    .chain(tools.iter().map(String::as_str));
                 format!(
                     "`{word}` is neither a declared argument nor a tool citation{}",
                     suggest::hint(word, candidates)

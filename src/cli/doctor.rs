@@ -1,0 +1,117 @@
+//! `rea doctor [--target PATH]`: is this installation usable, and can this
+//! target be opened? The target check is the same admission and provider
+//! open that `open_binary` performs.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use rea::catalog::render::LoadedCatalog;
+use rea::providers::native::NativeImage;
+use rea::session::{DEEP_PROVIDERS, ReadRoots, admission};
+use rea::tools::ToolName;
+
+use super::CliError;
+
+struct Check {
+    name: &'static str,
+    ok: bool,
+    detail: String,
+    remediation: Option<String>,
+}
+
+pub fn run(target: Option<&Path>, read_roots: &[PathBuf]) -> Result<ExitCode, CliError> {
+    let mut checks = Vec::new();
+    checks.push(match LoadedCatalog::embedded() {
+        Ok(c) => Check {
+            name: "prompts",
+            ok: true,
+            detail: format!("{} guided prompts", c.specs().count()),
+            remediation: None,
+        },
+        Err(d) => Check {
+            name: "prompts",
+            ok: false,
+            detail: d
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; "),
+            remediation: Some(
+                "Rebuild rea; the embedded catalog is validated at build time.".into(),
+            ),
+        },
+    });
+    checks.push(Check {
+        name: "tools",
+        ok: true,
+        detail: format!("{} tools", ToolName::ALL.len()),
+        remediation: None,
+    });
+    checks.push(Check {
+        name: "providers",
+        ok: true,
+        detail: if DEEP_PROVIDERS.is_empty() {
+            "native (built in); no deep providers in this build".to_string()
+        } else {
+            format!(
+                "native (built in); deep candidates: {}",
+                DEEP_PROVIDERS.join(", ")
+            )
+        },
+        remediation: None,
+    });
+    if let Some(target) = target {
+        checks.push(target_check(target, read_roots));
+    }
+    let mut healthy = true;
+    for c in &checks {
+        healthy &= c.ok;
+        let status = if c.ok { "ok" } else { "FAIL" };
+        println!("{status:4}  {:10} {}", c.name, c.detail);
+        if let Some(r) = &c.remediation {
+            println!("      {:10} remediation: {r}", "");
+        }
+    }
+    Ok(if healthy {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn target_check(target: &Path, read_roots: &[PathBuf]) -> Check {
+    let fail = |detail: String, remediation: String| Check {
+        name: "target",
+        ok: false,
+        detail,
+        remediation: Some(remediation),
+    };
+    let roots = match ReadRoots::new(read_roots) {
+        Ok(r) => r,
+        Err(e) => return fail(e.to_string(), e.remediation()),
+    };
+    let admitted = match admission::admit(target, &roots) {
+        Ok(a) => a,
+        Err(e) => return fail(format!("[{}] {e}", e.code()), e.remediation()),
+    };
+    match NativeImage::open(&admitted.file) {
+        Ok(image) => {
+            let documents: Vec<String> = image.documents().iter().map(|d| d.name.clone()).collect();
+            Check {
+                name: "target",
+                ok: true,
+                detail: format!(
+                    "{} ({}): {}",
+                    target.display(),
+                    image.format().as_str(),
+                    documents.join(", ")
+                ),
+                remediation: None,
+            }
+        }
+        Err(e) => fail(
+            e.to_string(),
+            "Give a readable ELF, Mach-O or PE/COFF file, or a macOS .app bundle.".into(),
+        ),
+    }
+}

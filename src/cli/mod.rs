@@ -1,0 +1,115 @@
+//! Command-line interface. Each subcommand mirrors an MCP surface so people
+//! and CI can use what agents use: `prompts` (list/get/lint), `doctor`,
+//! `procedures` (the twin of `list_procedures`), and `mcp` itself.
+
+mod doctor;
+mod mcp;
+mod procedures;
+mod prompts;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "rea",
+    version,
+    about = "Evidence-first reverse engineering over MCP"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve MCP over stdio (stdout carries JSON-RPC only; logs go to stderr).
+    Mcp {
+        /// Load prompts from DIR at start, watch it, and reload valid changes.
+        #[arg(long, value_name = "DIR")]
+        prompts_dir: Option<PathBuf>,
+        /// Confine every path a tool reads to DIR (repeatable).
+        #[arg(long = "read-root", value_name = "DIR")]
+        read_roots: Vec<PathBuf>,
+    },
+    /// Inspect, render and lint the guided prompt catalog.
+    Prompts {
+        #[command(subcommand)]
+        command: PromptsCommand,
+    },
+    /// Check the installation and, optionally, whether a target can be opened.
+    Doctor {
+        /// A file or .app bundle to admit and open, as open_binary would.
+        #[arg(long, value_name = "PATH")]
+        target: Option<PathBuf>,
+        /// Confine the target check to DIR (repeatable), as `rea mcp --read-root`.
+        #[arg(long = "read-root", value_name = "DIR")]
+        read_roots: Vec<PathBuf>,
+    },
+    /// Print a document's procedures, one `address [name]` per line.
+    Procedures {
+        /// The executable or .app bundle.
+        file: PathBuf,
+        /// Document name (see list_documents); the first document by default.
+        #[arg(long)]
+        document: Option<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum PromptsCommand {
+    /// List the prompts in catalog order.
+    List,
+    /// Show one prompt's arguments and starting points.
+    Show { name: String },
+    /// Print exactly the text prompts/get returns.
+    Render {
+        name: String,
+        /// An argument as NAME=VALUE (repeatable).
+        #[arg(long = "arg", value_name = "NAME=VALUE")]
+        args: Vec<String>,
+    },
+    /// Validate a prompts directory with the build's validator.
+    Lint {
+        /// The directory to check.
+        #[arg(default_value = "prompts")]
+        dir: PathBuf,
+        #[arg(long, value_enum, default_value_t = LintFormat::Text)]
+        format: LintFormat,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum LintFormat {
+    Text,
+    /// GitHub Actions workflow annotations.
+    Github,
+}
+
+/// A CLI failure: printed as `rea: <message>`, exit status 2.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error("{0}")]
+    Usage(String),
+    #[error("{0}")]
+    Failed(String),
+}
+
+pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
+    match cli.command {
+        Command::Mcp {
+            prompts_dir,
+            read_roots,
+        } => mcp::run(prompts_dir, &read_roots),
+        Command::Prompts { command } => match command {
+            PromptsCommand::List => prompts::list(),
+            PromptsCommand::Show { name } => prompts::show(&name),
+            PromptsCommand::Render { name, args } => prompts::render(&name, &args),
+            PromptsCommand::Lint { dir, format } => prompts::lint(&dir, format),
+        },
+        Command::Doctor { target, read_roots } => doctor::run(target.as_deref(), &read_roots),
+        Command::Procedures { file, document } => procedures::run(&file, document.as_deref()),
+    }
+}

@@ -1,0 +1,57 @@
+//! `rea procedures FILE [--document D]`: the CLI twin of `list_procedures`.
+
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::process::ExitCode;
+
+use rea::providers::native::NativeImage;
+use rea::session::{ReadRoots, admission};
+
+use super::CliError;
+
+pub fn run(file: &Path, document: Option<&str>) -> Result<ExitCode, CliError> {
+    let admitted = admission::admit(file, &ReadRoots::default())
+        .map_err(|e| CliError::Failed(e.to_string()))?;
+    let image = NativeImage::open(&admitted.file).map_err(|e| CliError::Failed(e.to_string()))?;
+    let index = match document {
+        Some(d) => image
+            .document_index(d)
+            .map_err(|e| CliError::Usage(e.to_string()))?,
+        None => 0,
+    };
+    let inventory = image
+        .inventory(index)
+        .map_err(|e| CliError::Failed(e.to_string()))?;
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
+    let mut hex = String::with_capacity(20);
+    for p in &inventory.procedures {
+        use std::fmt::Write as _;
+        hex.clear();
+        let _ = write!(hex, "{:#x}", p.address);
+        let written = match &p.name {
+            None => writeln!(out, "{hex}"),
+            Some(name) => writeln!(out, "{hex} {name}").and_then(|_| {
+                p.aliases
+                    .iter()
+                    .try_for_each(|alias| writeln!(out, "{hex} {alias}"))
+            }),
+        };
+        if let Err(e) = written {
+            // A closed pipe (`| head`) is a normal way to stop reading.
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                return Ok(ExitCode::SUCCESS);
+            }
+            return Err(CliError::Failed(format!("cannot write: {e}")));
+        }
+    }
+    if let Err(e) = out.flush()
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        return Err(CliError::Failed(format!("cannot write: {e}")));
+    }
+    if inventory.truncated {
+        eprintln!("rea: inventory truncated at its cap; higher addresses were not listed");
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,135 @@
+//! `rea prompts list|show|render|lint`.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use rea::catalog::generated::prompts::PromptName;
+use rea::catalog::render::{LoadedCatalog, tool_names};
+use rea::catalog::suggest;
+use rea::catalog::validate::{self, Diagnostic};
+
+use super::{CliError, LintFormat};
+
+fn catalog() -> Result<std::sync::Arc<LoadedCatalog>, CliError> {
+    LoadedCatalog::embedded().map_err(|d| {
+        CliError::Failed(format!(
+            "the embedded prompt catalog does not validate (a broken build): {}",
+            d.first().map(ToString::to_string).unwrap_or_default()
+        ))
+    })
+}
+
+fn prompt_name(name: &str) -> Result<PromptName, CliError> {
+    PromptName::from_name(name).ok_or_else(|| {
+        CliError::Usage(format!(
+            "unknown prompt `{name}`{}; `rea prompts list` shows them",
+            suggest::hint(name, PromptName::ALL.iter().map(|p| p.as_str()))
+        ))
+    })
+}
+
+pub fn list() -> Result<ExitCode, CliError> {
+    let catalog = catalog()?;
+    for spec in catalog.specs() {
+        let args: Vec<String> = spec
+            .arguments
+            .iter()
+            .map(|a| {
+                if a.required {
+                    a.name.clone()
+                } else {
+                    format!("[{}]", a.name)
+                }
+            })
+            .collect();
+        println!("{}  {}  ({})", spec.name, spec.title, args.join(", "));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn show(name: &str) -> Result<ExitCode, CliError> {
+    let name = prompt_name(name)?;
+    let catalog = catalog()?;
+    let Some(spec) = catalog.spec(name) else {
+        return Err(CliError::Failed(format!(
+            "prompt `{}` missing from the catalog",
+            name.as_str()
+        )));
+    };
+    println!("{} — {}\n", spec.name, spec.title);
+    println!(
+        "{}\n\nObjective: {}\n\nArguments:",
+        spec.description, spec.objective
+    );
+    for a in &spec.arguments {
+        let completion = a
+            .completion
+            .map(|f| format!(", completes {}", f.as_str()))
+            .unwrap_or_default();
+        let required = if a.required { "required" } else { "optional" };
+        println!("  {} ({required}{completion}): {}", a.name, a.description);
+    }
+    println!("\nStarting points: {}", spec.starting_points.join(", "));
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn render(name: &str, args: &[String]) -> Result<ExitCode, CliError> {
+    let name = prompt_name(name)?;
+    let mut map = serde_json::Map::new();
+    for arg in args {
+        let (key, value) = arg
+            .split_once('=')
+            .ok_or_else(|| CliError::Usage(format!("--arg {arg:?} is not NAME=VALUE")))?;
+        map.insert(
+            key.to_string(),
+            serde_json::Value::String(value.to_string()),
+        );
+    }
+    let parsed = name
+        .parse_arguments(&map)
+        .map_err(|e| CliError::Usage(format!("invalid arguments for `{}`: {e}", name.as_str())))?;
+    let text = catalog()?
+        .render(&parsed)
+        .map_err(|e| CliError::Failed(format!("rendering failed: {e}")))?;
+    print!("{text}");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn github_escape(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+fn print_diagnostic(d: &Diagnostic, format: LintFormat) {
+    match format {
+        LintFormat::Text => println!("{d}"),
+        LintFormat::Github => println!(
+            "::error file={},line={},col={}::{}",
+            github_escape(&d.file)
+                .replace(',', "%2C")
+                .replace(':', "%3A"),
+            d.line,
+            d.col,
+            github_escape(&d.message)
+        ),
+    }
+}
+
+pub fn lint(dir: &Path, format: LintFormat) -> Result<ExitCode, CliError> {
+    let result =
+        validate::read_dir(dir).and_then(|files| validate::validate(&files, &tool_names()));
+    match result {
+        Ok(catalog) => {
+            eprintln!("{}: {} prompts valid", dir.display(), catalog.prompts.len());
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(diags) => {
+            for d in &diags {
+                print_diagnostic(d, format);
+            }
+            eprintln!("{}: {} problem(s)", dir.display(), diags.len());
+            Ok(ExitCode::from(1))
+        }
+    }
+}

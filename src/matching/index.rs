@@ -1,0 +1,222 @@
+//! A candidate set prepared for prefix queries.
+//!
+//! Matching always covers the complete candidate set: `total` is exact. The
+//! response carries the first [`MAX_VALUES`] matches in code-point order (the
+//! MCP schema caps a completion at 100 values), so the index keeps two orders:
+//! values sorted by code point (the answer order) and keys sorted for binary
+//! search (the match order), linked by rank.
+
+use crate::catalog::hidden::is_hidden;
+use crate::catalog::spec::MAX_VALUE_SCALARS;
+
+use super::key as match_key;
+
+/// Most values one completion response carries.
+pub const MAX_VALUES: usize = 100;
+
+/// Ranges at most this large are answered by sorting their ranks; larger ones
+/// by walking values in answer order, where matches are dense enough to find
+/// the first hundred quickly.
+const SMALL_RANGE: usize = 4096;
+
+/// The answer to one query.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CompletionPage {
+    /// At most [`MAX_VALUES`] matches, in code-point order.
+    pub values: Vec<String>,
+    /// The exact number of matches.
+    pub total: usize,
+}
+
+impl CompletionPage {
+    pub fn has_more(&self) -> bool {
+        self.total > self.values.len()
+    }
+}
+
+/// Whether a candidate may be offered at all: non-empty, at most
+/// [`MAX_VALUE_SCALARS`] scalar values, and free of control, bidi, format and
+/// other invisible characters. Nothing is repaired: a hostile name is dropped.
+pub fn is_offerable(candidate: &str) -> bool {
+    !candidate.is_empty()
+        && !candidate.chars().any(is_hidden)
+        && candidate.chars().nth(MAX_VALUE_SCALARS).is_none()
+}
+
+#[derive(Debug, Default)]
+pub struct CandidateIndex {
+    /// Distinct offerable candidates in code-point order; a value's position is its rank.
+    values: Vec<Box<str>>,
+    /// `(key, rank)` sorted by key, then rank.
+    keys: Vec<(Box<str>, u32)>,
+    /// For each rank, its position in `keys`.
+    key_position: Vec<u32>,
+}
+
+impl CandidateIndex {
+    /// Builds the index, dropping unofferable candidates and exact duplicates
+    /// (distinct spellings such as `App` and `app` both stay).
+    pub fn build<I, S>(candidates: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<Box<str>>,
+    {
+        let mut values: Vec<Box<str>> = candidates
+            .into_iter()
+            .map(Into::into)
+            .filter(|c| is_offerable(c))
+            .collect();
+        values.sort_unstable();
+        values.dedup();
+        values.truncate(u32::MAX as usize);
+        let mut keys: Vec<(Box<str>, u32)> = values
+            .iter()
+            .enumerate()
+            .map(|(rank, v)| (match_key::key(v).into_boxed_str(), rank as u32))
+            .collect();
+        keys.sort_unstable();
+        let mut key_position = vec![0u32; values.len()];
+        for (position, (_, rank)) in keys.iter().enumerate() {
+            key_position[*rank as usize] = position as u32;
+        }
+        CandidateIndex {
+            values,
+            keys,
+            key_position,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// All candidates whose key starts with the key of `prefix`.
+    pub fn query(&self, prefix: &str) -> CompletionPage {
+        if prefix.chars().nth(MAX_VALUE_SCALARS).is_some() {
+            return CompletionPage::default();
+        }
+        let wanted = match_key::key(prefix);
+        let lo = self.keys.partition_point(|(k, _)| **k < *wanted);
+        let len = self.keys[lo..].partition_point(|(k, _)| k.starts_with(wanted.as_str()));
+        let hi = lo + len;
+        let ranks: Vec<u32> = if len <= SMALL_RANGE {
+            let mut ranks: Vec<u32> = self.keys[lo..hi].iter().map(|(_, r)| *r).collect();
+            if ranks.len() > MAX_VALUES {
+                ranks.select_nth_unstable(MAX_VALUES - 1);
+                ranks.truncate(MAX_VALUES);
+            }
+            ranks.sort_unstable();
+            ranks
+        } else {
+            let (lo, hi) = (lo as u32, hi as u32);
+            self.key_position
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| (lo..hi).contains(*p))
+                .map(|(rank, _)| rank as u32)
+                .take(MAX_VALUES)
+                .collect()
+        };
+        CompletionPage {
+            values: ranks
+                .into_iter()
+                .map(|r| self.values[r as usize].to_string())
+                .collect(),
+            total: len,
+        }
+    }
+}
+
+/// One-shot query over a small, freshly gathered candidate list.
+pub fn complete<I, S>(candidates: I, prefix: &str) -> CompletionPage
+where
+    I: IntoIterator<Item = S>,
+    S: Into<Box<str>>,
+{
+    CandidateIndex::build(candidates).query(prefix)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn dedupes_case_folds_and_sorts() {
+        let page = complete(["AppTests", "App", "App"], "app");
+        assert_eq!(page.values, ["App", "AppTests"]);
+        assert_eq!(page.total, 2);
+    }
+
+    #[test]
+    fn distinct_spellings_stay_in_code_point_order() {
+        let page = complete(["Ａpp", "App", "app", "Zulu"], "ＡＰ");
+        assert_eq!(page.values, ["App", "app", "Ａpp"]);
+    }
+
+    #[test]
+    fn hostile_candidates_are_dropped_before_counting() {
+        let long = "a".repeat(MAX_VALUE_SCALARS + 1);
+        let edge = "a".repeat(MAX_VALUE_SCALARS);
+        let page = complete(
+            ["a\u{202E}b", "a\u{0}", "a\u{200B}", long.as_str(), edge.as_str(), "ab", ""],
+            "a",
+        );
+        assert_eq!(page.total, 2);
+        assert_eq!(page.values, [edge.as_str(), "ab"]);
+    }
+
+    #[test]
+    fn over_long_prefix_matches_nothing() {
+        let page = complete(["a"], &"a".repeat(MAX_VALUE_SCALARS + 1));
+        assert_eq!(page, CompletionPage::default());
+    }
+
+    #[test]
+    fn caps_at_one_hundred_with_exact_total() {
+        let ids: Vec<String> = (0..150).map(|i| format!("ev_{i:03}")).collect();
+        let page = complete(ids.iter().map(String::as_str), "EV_");
+        assert_eq!(page.total, 150);
+        assert_eq!(page.values.len(), 100);
+        assert!(page.has_more());
+        assert_eq!(page.values, ids[..100]);
+    }
+
+    fn reference(candidates: &[String], prefix: &str) -> CompletionPage {
+        let wanted = match_key::key(prefix);
+        let mut all: Vec<String> = candidates
+            .iter()
+            .filter(|c| is_offerable(c) && match_key::key(c).starts_with(&wanted))
+            .cloned()
+            .collect();
+        all.sort();
+        all.dedup();
+        let total = all.len();
+        all.truncate(MAX_VALUES);
+        CompletionPage { values: all, total }
+    }
+
+    proptest! {
+        #[test]
+        fn index_agrees_with_a_linear_scan(
+            candidates in proptest::collection::vec("[aAbBß_ǅ0x1]{0,5}", 0..400),
+            prefix in "[aAbBß_ǅ0x]{0,3}",
+        ) {
+            let index = CandidateIndex::build(candidates.iter().map(String::as_str));
+            prop_assert_eq!(index.query(&prefix), reference(&candidates, &prefix));
+        }
+
+        #[test]
+        fn large_ranges_agree_with_a_linear_scan(
+            candidates in proptest::collection::vec("[aAb][a-c0-9]{0,6}", 4200..4600),
+        ) {
+            let index = CandidateIndex::build(candidates.iter().map(String::as_str));
+            prop_assert_eq!(index.query(""), reference(&candidates, ""));
+            prop_assert_eq!(index.query("A"), reference(&candidates, "A"));
+        }
+    }
+}

@@ -1,0 +1,290 @@
+//! Hand-assembled tiny binaries for tests that must not depend on external
+//! tools: their symbols, bindings and entry points are known exactly.
+
+/// Symbol binding and type values (ELF `st_info` halves).
+const STB_LOCAL: u8 = 0;
+const STB_GLOBAL: u8 = 1;
+const STB_WEAK: u8 = 2;
+const STT_OBJECT: u8 = 1;
+const STT_FUNC: u8 = 2;
+
+/// Virtual address of the tiny ELF's `.text` section.
+pub const ELF_TEXT: u64 = 0x40_1100;
+/// `e_entry` of the tiny ELF: inside `.text`, named by no symbol.
+pub const ELF_ENTRY: u64 = ELF_TEXT + 0x38;
+/// Offset of `e_shoff` in an ELF64 header.
+pub const ELF64_SHOFF_OFFSET: usize = 0x28;
+
+/// `__TEXT,__text` address and `LC_MAIN` entry of the tiny Mach-O.
+pub const MACHO_TEXT: u64 = 0x1_0000_0400;
+pub const MACHO_CPU_X86_64: u32 = 0x0100_0007;
+pub const MACHO_CPU_ARM64: u32 = 0x0100_000c;
+
+struct Sym {
+    name: &'static [u8],
+    value: u64,
+    info: u8,
+    shndx: u16,
+}
+
+const fn sym(name: &'static [u8], value: u64, bind: u8, kind: u8, shndx: u16) -> Sym {
+    Sym {
+        name,
+        value,
+        info: (bind << 4) | kind,
+        shndx,
+    }
+}
+
+/// A little-endian x86_64 ELF executable with one `PT_LOAD`, a `.text`
+/// section and both symbol tables. Expected inventory (see the tests):
+///
+/// * `0x401100`: `alpha` (global) beats `omega` (global, sorts later),
+///   `beta` (weak), `gamma` and `aardvark` (local); plus a non-UTF-8 name.
+/// * `0x401110`: `zz_weak` (weak) beats `aaa_local` (local).
+/// * `0x401118`: `dyn_only`, only in `.dynsym`.
+/// * `0x401120`: only a non-UTF-8 name → `name: None`.
+/// * `0x401128`: an empty name → `name: None`.
+/// * `0x401130`: `table`, a data object → not a procedure.
+/// * `0x401138`: the entry point, unnamed.
+/// * `printf`: undefined → not a procedure.
+pub fn tiny_elf() -> Vec<u8> {
+    let t = ELF_TEXT;
+    let symtab = [
+        sym(b"gamma", t, STB_LOCAL, STT_FUNC, 1),
+        sym(b"aardvark", t, STB_LOCAL, STT_FUNC, 1),
+        sym(b"\xffbad", t, STB_LOCAL, STT_FUNC, 1),
+        sym(b"aaa_local", t + 0x10, STB_LOCAL, STT_FUNC, 1),
+        sym(b"\xff\xfe", t + 0x20, STB_LOCAL, STT_FUNC, 1),
+        sym(b"", t + 0x28, STB_LOCAL, STT_FUNC, 1),
+        sym(b"omega", t, STB_GLOBAL, STT_FUNC, 1),
+        sym(b"alpha", t, STB_GLOBAL, STT_FUNC, 1),
+        sym(b"beta", t, STB_WEAK, STT_FUNC, 1),
+        sym(b"zz_weak", t + 0x10, STB_WEAK, STT_FUNC, 1),
+        sym(b"table", t + 0x30, STB_GLOBAL, STT_OBJECT, 1),
+        sym(b"printf", 0, STB_GLOBAL, STT_FUNC, 0),
+    ];
+    let dynsym = [
+        sym(b"alpha", t, STB_GLOBAL, STT_FUNC, 1),
+        sym(b"gamma", t, STB_GLOBAL, STT_FUNC, 1),
+        sym(b"dyn_only", t + 0x18, STB_GLOBAL, STT_FUNC, 1),
+    ];
+    let (strtab, symtab_bytes) = symbols(&symtab);
+    let (dynstr, dynsym_bytes) = symbols(&dynsym);
+    let (shstrtab, sh_names) = strings(&[
+        b".text", b".symtab", b".strtab", b".dynsym", b".dynstr", b".shstrtab",
+    ]);
+
+    let mut out = vec![0u8; 0x100]; // header + program header + padding
+    let text_offset = out.len();
+    out.extend_from_slice(&[0xc3; 0x40]);
+    let symtab_offset = append_aligned(&mut out, &symtab_bytes, 8);
+    let strtab_offset = append_aligned(&mut out, &strtab, 1);
+    let dynsym_offset = append_aligned(&mut out, &dynsym_bytes, 8);
+    let dynstr_offset = append_aligned(&mut out, &dynstr, 1);
+    let shstrtab_offset = append_aligned(&mut out, &shstrtab, 1);
+    let shoff = align(&mut out, 8);
+
+    let name = |index: usize| sh_names.get(index).copied().unwrap_or(0);
+    let headers = [
+        [0u8; 64],
+        section(name(0), 1, 6, t, text_offset, 0x40, 0, 0, 0),
+        section(name(1), 2, 0, 0, symtab_offset, symtab_bytes.len(), 3, 7, 24),
+        section(name(2), 3, 0, 0, strtab_offset, strtab.len(), 0, 0, 0),
+        section(name(3), 11, 2, 0, dynsym_offset, dynsym_bytes.len(), 5, 1, 24),
+        section(name(4), 3, 2, 0, dynstr_offset, dynstr.len(), 0, 0, 0),
+        section(name(5), 3, 0, 0, shstrtab_offset, shstrtab.len(), 0, 0, 0),
+    ];
+    for header in &headers {
+        out.extend_from_slice(header);
+    }
+    let total = out.len() as u64;
+
+    let mut header = Vec::with_capacity(0x100);
+    header.extend_from_slice(b"\x7fELF\x02\x01\x01\x00");
+    header.extend_from_slice(&[0; 8]);
+    header.extend_from_slice(&2u16.to_le_bytes()); // ET_EXEC
+    header.extend_from_slice(&62u16.to_le_bytes()); // EM_X86_64
+    header.extend_from_slice(&1u32.to_le_bytes());
+    header.extend_from_slice(&ELF_ENTRY.to_le_bytes());
+    header.extend_from_slice(&64u64.to_le_bytes()); // e_phoff
+    header.extend_from_slice(&(shoff as u64).to_le_bytes());
+    header.extend_from_slice(&0u32.to_le_bytes());
+    for half in [64u16, 56, 1, 64, headers.len() as u16, 6] {
+        header.extend_from_slice(&half.to_le_bytes());
+    }
+    // PT_LOAD, R+X, mapping the whole file at 0x401000.
+    header.extend_from_slice(&1u32.to_le_bytes());
+    header.extend_from_slice(&5u32.to_le_bytes());
+    for word in [0, t - 0x100, t - 0x100, total, total, 0x1000] {
+        header.extend_from_slice(&word.to_le_bytes());
+    }
+    out[..header.len()].copy_from_slice(&header);
+    out
+}
+
+/// A string table (leading NUL) and the offset of each string in it; the
+/// empty string gets offset 0.
+fn strings(names: &[&[u8]]) -> (Vec<u8>, Vec<u32>) {
+    let mut table = vec![0u8];
+    let mut offsets = Vec::with_capacity(names.len());
+    for name in names {
+        if name.is_empty() {
+            offsets.push(0);
+            continue;
+        }
+        offsets.push(table.len() as u32);
+        table.extend_from_slice(name);
+        table.push(0);
+    }
+    (table, offsets)
+}
+
+/// `(string table, symbol table bytes)`, with the null symbol first.
+fn symbols(symbols: &[Sym]) -> (Vec<u8>, Vec<u8>) {
+    let names: Vec<&[u8]> = symbols.iter().map(|symbol| symbol.name).collect();
+    let (table, offsets) = strings(&names);
+    let mut bytes = vec![0u8; 24];
+    for (symbol, offset) in symbols.iter().zip(offsets) {
+        bytes.extend_from_slice(&offset.to_le_bytes());
+        bytes.push(symbol.info);
+        bytes.push(0);
+        bytes.extend_from_slice(&symbol.shndx.to_le_bytes());
+        bytes.extend_from_slice(&symbol.value.to_le_bytes());
+        bytes.extend_from_slice(&0u64.to_le_bytes());
+    }
+    (table, bytes)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn section(
+    name: u32,
+    kind: u32,
+    flags: u64,
+    address: u64,
+    offset: usize,
+    size: usize,
+    link: u32,
+    info: u32,
+    entsize: u64,
+) -> [u8; 64] {
+    let mut header = Vec::with_capacity(64);
+    header.extend_from_slice(&name.to_le_bytes());
+    header.extend_from_slice(&kind.to_le_bytes());
+    header.extend_from_slice(&flags.to_le_bytes());
+    header.extend_from_slice(&address.to_le_bytes());
+    header.extend_from_slice(&(offset as u64).to_le_bytes());
+    header.extend_from_slice(&(size as u64).to_le_bytes());
+    header.extend_from_slice(&link.to_le_bytes());
+    header.extend_from_slice(&info.to_le_bytes());
+    header.extend_from_slice(&8u64.to_le_bytes());
+    header.extend_from_slice(&entsize.to_le_bytes());
+    header.try_into().expect("an ELF64 section header is 64 bytes")
+}
+
+fn align(out: &mut Vec<u8>, alignment: usize) -> usize {
+    while out.len() % alignment != 0 {
+        out.push(0);
+    }
+    out.len()
+}
+
+fn append_aligned(out: &mut Vec<u8>, bytes: &[u8], alignment: usize) -> usize {
+    let offset = align(out, alignment);
+    out.extend_from_slice(bytes);
+    offset
+}
+
+/// A 4 KiB little-endian 64-bit Mach-O executable: `__TEXT` at
+/// 0x100000000 with `__text` at [`MACHO_TEXT`], `LC_MAIN` pointing at file
+/// offset 0x400 (= `MACHO_TEXT`), and symbols `_main` (external),
+/// `_weak_main` (external, weak definition) at `MACHO_TEXT` and `_helper`
+/// (non-external) at `MACHO_TEXT + 8`.
+pub fn tiny_macho(cputype: u32) -> Vec<u8> {
+    const SYMOFF: u32 = 0x800;
+    let (strtab, offsets) = strings(&[b"_main", b"_weak_main", b"_helper"]);
+    let offset = |index: usize| offsets.get(index).copied().unwrap_or(0);
+    let stroff = SYMOFF + 3 * 16;
+
+    let mut out = Vec::with_capacity(0x1000);
+    let commands_size: u32 = (72 + 80) + 24 + 24;
+    for word in [0xfeed_facf, cputype, 0, 2, 3, commands_size, 0, 0] {
+        out.extend_from_slice(&u32::to_le_bytes(word));
+    }
+    // LC_SEGMENT_64 __TEXT with one section.
+    out.extend_from_slice(&0x19u32.to_le_bytes());
+    out.extend_from_slice(&(72u32 + 80).to_le_bytes());
+    out.extend_from_slice(&name16(b"__TEXT"));
+    for word in [0x1_0000_0000u64, 0x1000, 0, 0x1000] {
+        out.extend_from_slice(&word.to_le_bytes());
+    }
+    for word in [5u32, 5, 1, 0] {
+        out.extend_from_slice(&word.to_le_bytes());
+    }
+    out.extend_from_slice(&name16(b"__text"));
+    out.extend_from_slice(&name16(b"__TEXT"));
+    out.extend_from_slice(&MACHO_TEXT.to_le_bytes());
+    out.extend_from_slice(&0x10u64.to_le_bytes());
+    for word in [0x400u32, 0, 0, 0, 0x8000_0400, 0, 0, 0] {
+        out.extend_from_slice(&word.to_le_bytes());
+    }
+    // LC_MAIN: entryoff 0x400, stacksize 0.
+    out.extend_from_slice(&0x8000_0028u32.to_le_bytes());
+    out.extend_from_slice(&24u32.to_le_bytes());
+    out.extend_from_slice(&0x400u64.to_le_bytes());
+    out.extend_from_slice(&0u64.to_le_bytes());
+    // LC_SYMTAB.
+    for word in [2u32, 24, SYMOFF, 3, stroff, strtab.len() as u32] {
+        out.extend_from_slice(&word.to_le_bytes());
+    }
+    out.resize(0x400, 0);
+    out.extend_from_slice(&[0xc3; 0x10]);
+    out.resize(SYMOFF as usize, 0);
+    // nlist_64: strx, type (N_SECT | N_EXT?), sect, desc (N_WEAK_DEF?), value.
+    let nlists = [
+        (offset(0), 0x0f, 0u16, MACHO_TEXT),
+        (offset(1), 0x0f, 0x80, MACHO_TEXT),
+        (offset(2), 0x0e, 0, MACHO_TEXT + 8),
+    ];
+    for (strx, kind, desc, value) in nlists {
+        out.extend_from_slice(&strx.to_le_bytes());
+        out.push(kind);
+        out.push(1);
+        out.extend_from_slice(&desc.to_le_bytes());
+        out.extend_from_slice(&value.to_le_bytes());
+    }
+    out.extend_from_slice(&strtab);
+    out.resize(0x1000, 0);
+    out
+}
+
+fn name16(name: &[u8]) -> [u8; 16] {
+    let mut field = [0u8; 16];
+    for (slot, byte) in field.iter_mut().zip(name) {
+        *slot = *byte;
+    }
+    field
+}
+
+/// A 32-bit fat file holding `slices` at 4 KiB-aligned offsets; the
+/// `fat_arch` CPU type of each slice is read from its Mach-O header.
+pub fn fat(slices: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend_from_slice(&0xcafe_babeu32.to_be_bytes());
+    out.extend_from_slice(&(slices.len() as u32).to_be_bytes());
+    let mut offset = 0x1000u32;
+    for slice in slices {
+        let cputype = slice
+            .get(4..8)
+            .map_or(0, |bytes| u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]));
+        for word in [cputype, 0, offset, slice.len() as u32, 12] {
+            out.extend_from_slice(&word.to_be_bytes());
+        }
+        offset += (slice.len() as u32).div_ceil(0x1000) * 0x1000;
+    }
+    for slice in slices {
+        align(&mut out, 0x1000);
+        out.extend_from_slice(slice);
+    }
+    out
+}

@@ -1,0 +1,232 @@
+//! Building a document's procedure inventory.
+//!
+//! Symbols are gathered as borrowed `(address, name, binding)` candidates
+//! pointing into the memory map, sorted once, and grouped by address; only the
+//! names that end up in the inventory are copied into `String`s. Memory is
+//! therefore linear in the size of the symbol tables, independent of what
+//! their headers claim.
+
+use std::borrow::Cow;
+
+use object::{
+    BinaryFormat, ExportTarget, NameOrOrdinal, Object, ObjectSection, ObjectSymbol, SectionKind,
+    SymbolKind,
+};
+
+use super::MAX_PROCEDURES;
+use super::entry::entry_point;
+use crate::providers::{Inventory, Procedure};
+
+/// Cap on the total bytes of names one inventory copies out of the file.
+///
+/// Legitimate binaries stay far below it (librustc_driver: ~186k symbols,
+/// tens of MB of names), but a hostile string table can make millions of
+/// symbols name overlapping suffixes of one huge string, which would
+/// otherwise cost quadratic memory. Reaching the cap ends the inventory
+/// like [`MAX_PROCEDURES`] does: lowest addresses kept, `truncated` set.
+const MAX_NAME_BYTES: usize = 256 << 20;
+
+/// Binding of a symbol, in primary-name priority order (lower wins).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Binding {
+    /// ELF `STB_GLOBAL` (and other non-local, non-weak bindings), Mach-O
+    /// external non-weak, PE exports and COFF externals.
+    Global,
+    /// ELF `STB_WEAK`, Mach-O `N_WEAK_DEF`, COFF weak externals.
+    Weak,
+    /// ELF `STB_LOCAL`, Mach-O non-external, COFF static.
+    Local,
+}
+
+/// One name (possibly empty: "no usable name") proposed for an address.
+#[derive(Debug)]
+struct Candidate<'data> {
+    address: u64,
+    name: Cow<'data, [u8]>,
+    binding: Binding,
+}
+
+/// The complete procedure inventory of one parsed document.
+///
+/// Procedures are the defined function symbols (`SymbolKind::Text`,
+/// `is_definition()`) of the symbol table and of the dynamic symbol table
+/// (so a stripped ELF still lists its exports), PE exports that point into
+/// executable sections (data exports and forwarders are not procedures), and
+/// the entry point when it is non-zero, even if no symbol names it.
+///
+/// **Primary name rule.** Among the names found at one address, the primary
+/// `name` is the one with the strongest binding — global, then weak, then
+/// local — and among equally bound names the one that sorts first by bytes.
+/// A name found with several bindings (e.g. in both tables) counts with its
+/// strongest one. All other names go to `aliases`, sorted by bytes and
+/// deduplicated. Names that are not valid UTF-8 are never used (nor lossily
+/// repaired); each distinct such `(address, name)` pair is counted in
+/// `non_utf8_names`. Empty or unreadable names are ignored, but their symbol
+/// still marks a procedure (with `name: None` if nothing else names it).
+///
+/// Procedures are sorted by address. Beyond [`MAX_PROCEDURES`] distinct
+/// addresses (or [`MAX_NAME_BYTES`] of names) only the lowest addresses are
+/// kept and `truncated` is set.
+pub(super) fn inventory(file: &object::File<'_>) -> Inventory {
+    let mut candidates = Vec::new();
+    collect_symbols(file.symbols(), &mut candidates);
+    collect_symbols(file.dynamic_symbols(), &mut candidates);
+    if file.format() == BinaryFormat::Pe {
+        collect_pe_exports(file, &mut candidates);
+    }
+    if let Some(address) = entry_point(file) {
+        candidates.push(Candidate {
+            address,
+            name: Cow::Borrowed(&[]),
+            binding: Binding::Local,
+        });
+    }
+    build(candidates)
+}
+
+fn collect_symbols<'data, S: ObjectSymbol<'data>>(
+    symbols: impl Iterator<Item = S>,
+    out: &mut Vec<Candidate<'data>>,
+) {
+    for symbol in symbols {
+        if symbol.kind() != SymbolKind::Text || !symbol.is_definition() {
+            continue;
+        }
+        out.push(Candidate {
+            address: symbol.address(),
+            name: Cow::Borrowed(symbol.name_bytes().unwrap_or_default()),
+            binding: binding(&symbol),
+        });
+    }
+}
+
+fn binding<'data>(symbol: &impl ObjectSymbol<'data>) -> Binding {
+    if symbol.is_weak() {
+        Binding::Weak
+    } else if symbol.is_local() {
+        Binding::Local
+    } else {
+        Binding::Global
+    }
+}
+
+/// PE exports carry image base + RVA already (`object` adds the base).
+fn collect_pe_exports<'data>(file: &object::File<'data>, out: &mut Vec<Candidate<'data>>) {
+    let Ok(exports) = file.exports() else {
+        return;
+    };
+    let code = CodeRanges::new(file);
+    // The iterator always advances, so skipping broken entries terminates.
+    for export in exports.flatten() {
+        let ExportTarget::Address { address } = export.target() else {
+            continue;
+        };
+        if !code.contains(address) {
+            continue;
+        }
+        let name = match export.into_name() {
+            NameOrOrdinal::Name(name) => name,
+            NameOrOrdinal::Ordinal(_) => Cow::Borrowed(&[][..]),
+        };
+        out.push(Candidate {
+            address,
+            name,
+            binding: Binding::Global,
+        });
+    }
+}
+
+/// Disjoint, sorted `[start, end)` address ranges of executable sections,
+/// for O(log n) membership tests however many sections and exports a
+/// (possibly hostile) file has.
+struct CodeRanges(Vec<(u64, u64)>);
+
+impl CodeRanges {
+    fn new(file: &object::File<'_>) -> CodeRanges {
+        let mut ranges: Vec<(u64, u64)> = file
+            .sections()
+            .filter(|section| section.kind() == SectionKind::Text)
+            .map(|section| {
+                // Some linkers leave VirtualSize zero; the raw size then counts.
+                let raw = section.file_range().map_or(0, |(_, size)| size);
+                let start = section.address();
+                (start, start.saturating_add(section.size().max(raw)))
+            })
+            .collect();
+        ranges.sort_unstable();
+        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
+        for (start, end) in ranges {
+            match merged.last_mut() {
+                Some(last) if start <= last.1 => last.1 = last.1.max(end),
+                _ => merged.push((start, end)),
+            }
+        }
+        CodeRanges(merged)
+    }
+
+    fn contains(&self, address: u64) -> bool {
+        let after = self.0.partition_point(|&(start, _)| start <= address);
+        after
+            .checked_sub(1)
+            .and_then(|index| self.0.get(index))
+            .is_some_and(|&(_, end)| address < end)
+    }
+}
+
+/// Sorts, deduplicates and groups candidates into the inventory.
+fn build(mut candidates: Vec<Candidate<'_>>) -> Inventory {
+    // Sorting by (address, name, binding) and keeping the first of each
+    // (address, name) run keeps every name once, with its strongest binding,
+    // already in byte order for the aliases.
+    candidates.sort_unstable_by(|a, b| {
+        (a.address, &a.name, a.binding).cmp(&(b.address, &b.name, b.binding))
+    });
+    candidates.dedup_by(|later, earlier| later.address == earlier.address && later.name == earlier.name);
+
+    let mut inventory = Inventory {
+        procedures: Vec::new(),
+        truncated: false,
+        non_utf8_names: 0,
+    };
+    let mut name_bytes = 0usize;
+    for group in candidates.chunk_by(|a, b| a.address == b.address) {
+        name_bytes = group
+            .iter()
+            .fold(name_bytes, |total, candidate| total.saturating_add(candidate.name.len()));
+        if inventory.procedures.len() == MAX_PROCEDURES || name_bytes > MAX_NAME_BYTES {
+            inventory.truncated = true;
+            break;
+        }
+        if let Some(procedure) = procedure_at(group, &mut inventory.non_utf8_names) {
+            inventory.procedures.push(procedure);
+        }
+    }
+    inventory
+}
+
+/// The procedure for one address group (all candidates share the address,
+/// sorted by name, one candidate per name).
+fn procedure_at(group: &[Candidate<'_>], non_utf8_names: &mut usize) -> Option<Procedure> {
+    let address = group.first()?.address;
+    let usable = || {
+        group.iter().filter_map(|candidate| {
+            let text = std::str::from_utf8(&candidate.name).ok()?;
+            (!text.is_empty()).then_some((candidate.binding, text))
+        })
+    };
+    let primary = usable().min().map(|(_, text)| text);
+    let aliases = usable()
+        .map(|(_, text)| text)
+        .filter(|text| Some(*text) != primary)
+        .map(str::to_owned)
+        .collect();
+    *non_utf8_names += group
+        .iter()
+        .filter(|candidate| std::str::from_utf8(&candidate.name).is_err())
+        .count();
+    Some(Procedure {
+        address,
+        name: primary.map(str::to_owned),
+        aliases,
+    })
+}

@@ -1,0 +1,134 @@
+//! State shared by every connection: the current prompt catalog and who to
+//! tell when it changes.
+//!
+//! Legacy clients (protocol ≤ 2025-11-25) receive
+//! `notifications/prompts/list_changed` directly; 2026-07-28 clients receive it
+//! only through a `subscriptions/listen` stream on which they asked for prompt
+//! changes (the spec forbids unrequested notifications to them).
+
+use std::path::Path;
+use std::sync::{Arc, Mutex, RwLock};
+
+use rmcp::service::{Peer, RoleServer, SubscriptionSink};
+
+use crate::catalog::render::LoadedCatalog;
+use crate::catalog::validate::Diagnostic;
+use crate::session::ReadRoots;
+
+enum Listener {
+    Legacy { connection: u64, peer: Peer<RoleServer> },
+    Subscription(SubscriptionSink),
+}
+
+pub struct Hub {
+    catalog: RwLock<Arc<LoadedCatalog>>,
+    listeners: Mutex<Vec<Listener>>,
+    read_roots: ReadRoots,
+}
+
+impl Hub {
+    pub fn new(catalog: Arc<LoadedCatalog>, read_roots: ReadRoots) -> Arc<Hub> {
+        Arc::new(Hub {
+            catalog: RwLock::new(catalog),
+            listeners: Mutex::new(Vec::new()),
+            read_roots,
+        })
+    }
+
+    pub fn read_roots(&self) -> &ReadRoots {
+        &self.read_roots
+    }
+
+    /// The catalog every request of the moment renders from.
+    pub fn catalog(&self) -> Arc<LoadedCatalog> {
+        self.catalog.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    pub(crate) fn register_legacy(&self, connection: u64, peer: Peer<RoleServer>) {
+        let mut listeners = self.listeners.lock().unwrap_or_else(|p| p.into_inner());
+        let known = listeners
+            .iter()
+            .any(|l| matches!(l, Listener::Legacy { connection: c, .. } if *c == connection));
+        if !known {
+            listeners.push(Listener::Legacy { connection, peer });
+        }
+    }
+
+    pub(crate) fn register_subscription(&self, sink: SubscriptionSink) {
+        self.listeners
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(Listener::Subscription(sink));
+    }
+
+    pub(crate) fn forget_connection(&self, connection: u64) {
+        self.listeners
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|l| !matches!(l, Listener::Legacy { connection: c, .. } if *c == connection));
+    }
+
+    pub(crate) fn forget_subscription(&self, sink: &SubscriptionSink) {
+        self.listeners
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|l| !matches!(l, Listener::Subscription(s) if s.id() == sink.id()));
+    }
+
+    /// Validates `dir` and, if it passes, swaps it in and notifies every
+    /// listener. An invalid directory keeps the old catalog and notifies nobody.
+    pub async fn reload(&self, dir: &Path) -> Result<usize, Vec<Diagnostic>> {
+        let catalog = LoadedCatalog::from_dir(dir)?;
+        Ok(self.install(catalog).await)
+    }
+
+    /// Swaps the catalog and notifies; returns how many listeners were told.
+    pub async fn install(&self, catalog: Arc<LoadedCatalog>) -> usize {
+        *self.catalog.write().unwrap_or_else(|p| p.into_inner()) = catalog;
+        let listeners: Vec<(usize, Listener)> = {
+            let guard = self.listeners.lock().unwrap_or_else(|p| p.into_inner());
+            guard
+                .iter()
+                .enumerate()
+                .map(|(i, l)| {
+                    let copy = match l {
+                        Listener::Legacy { connection, peer } => Listener::Legacy {
+                            connection: *connection,
+                            peer: peer.clone(),
+                        },
+                        Listener::Subscription(s) => Listener::Subscription(s.clone()),
+                    };
+                    (i, copy)
+                })
+                .collect()
+        };
+        let mut told = 0;
+        let mut dead_connections = Vec::new();
+        let mut dead_sinks = Vec::new();
+        for (_, listener) in listeners {
+            match listener {
+                Listener::Legacy { connection, peer } => {
+                    if !peer.is_transport_closed() && peer.notify_prompt_list_changed().await.is_ok() {
+                        told += 1;
+                    } else {
+                        dead_connections.push(connection);
+                    }
+                }
+                Listener::Subscription(sink) => {
+                    if sink.notify_prompt_list_changed().await.is_ok() {
+                        told += 1;
+                    } else {
+                        dead_sinks.push(sink);
+                    }
+                }
+            }
+        }
+        for c in dead_connections {
+            self.forget_connection(c);
+        }
+        for s in &dead_sinks {
+            self.forget_subscription(s);
+        }
+        told
+    }
+}

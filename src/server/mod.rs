@@ -1,0 +1,12 @@
+//! The MCP surface: a hand-written rmcp `ServerHandler` over the prompt
+//! catalog, completion, the tool catalog and the session.
+//!
+//! One [`ReaServer`] per connection (each owns its session; the end of the
+//! connection drops it), all sharing one [`Hub`].
+
+mod handler;
+pub mod hub;
+pub mod reload;
+
+pub use handler::ReaServer;
+pub use hub::Hub;

@@ -1,0 +1,81 @@
+//! RFC 8785 (JCS) canonical JSON for content-addressed Evidence IDs.
+//!
+//! rea's Evidence holds no floats (times are integer milliseconds), so the
+//! canonical form is: object members sorted by the UTF-16 code units of their
+//! names, no insignificant whitespace, strings escaped as ECMAScript does
+//! (which is what `serde_json` writes: `\b \f \n \r \t`, other controls as
+//! lowercase `\u00xx`, everything else literal), integers in plain decimal.
+
+use serde_json::Value;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CanonicalError {
+    #[error("Evidence may not contain floating-point numbers ({0}); record times as integer milliseconds")]
+    Float(String),
+}
+
+/// The canonical serialization of `value`.
+pub fn to_canonical(value: &Value) -> Result<String, CanonicalError> {
+    let mut out = String::new();
+    write(value, &mut out)?;
+    Ok(out)
+}
+
+fn write(value: &Value, out: &mut String) -> Result<(), CanonicalError> {
+    match value {
+        Value::Null | Value::Bool(_) | Value::String(_) => out.push_str(&value.to_string()),
+        Value::Number(n) => {
+            if n.is_f64() {
+                return Err(CanonicalError::Float(n.to_string()));
+            }
+            out.push_str(&n.to_string());
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write(item, out)?;
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            let mut members: Vec<(&String, &Value)> = map.iter().collect();
+            members.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
+            out.push('{');
+            for (i, (name, member)) in members.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(name.clone()).to_string());
+                out.push(':');
+                write(member, out)?;
+            }
+            out.push('}');
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn sorts_members_by_utf16_code_units() {
+        // U+1F600 sorts after U+FF21 by code point but before it in UTF-16 (D83D < FF21).
+        let v = json!({"b": 1, "a": [true, null, "x\n\u{1}"], "\u{1F600}": 2, "\u{FF21}": 3});
+        assert_eq!(
+            to_canonical(&v).unwrap(),
+            "{\"a\":[true,null,\"x\\n\\u0001\"],\"b\":1,\"\u{1F600}\":2,\"\u{FF21}\":3}"
+        );
+    }
+
+    #[test]
+    fn rejects_floats() {
+        assert!(to_canonical(&json!({"t": 1.5})).is_err());
+        assert_eq!(to_canonical(&json!(-7)).unwrap(), "-7");
+    }
+}

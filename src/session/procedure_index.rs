@@ -1,0 +1,69 @@
+//! A document's procedure inventory together with its completion key index.
+//!
+//! The index is inventory state, not a completion cache: it is built when the
+//! inventory loads, carries the inventory's generation, and is rebuilt if an
+//! inventory with another generation replaces it. Completion still reads the
+//! live session on every request.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::matching::CandidateIndex;
+use crate::providers::native::NativeImage;
+use crate::providers::{Inventory, ProviderError, format_address};
+
+static GENERATION: AtomicU64 = AtomicU64::new(1);
+
+pub struct ProcedureIndex {
+    /// Distinguishes inventory loads; the candidates below belong to this one.
+    pub generation: u64,
+    pub inventory: Arc<Inventory>,
+    /// Every address, plus each name that identifies exactly one address.
+    /// A truncated inventory cannot prove uniqueness, so it offers no names.
+    pub candidates: CandidateIndex,
+}
+
+impl ProcedureIndex {
+    pub fn build(inventory: Arc<Inventory>) -> ProcedureIndex {
+        let generation = GENERATION.fetch_add(1, Ordering::Relaxed);
+        let mut names: HashMap<&str, u32> = HashMap::new();
+        if !inventory.truncated {
+            for p in &inventory.procedures {
+                for name in p.name.iter().chain(&p.aliases) {
+                    *names.entry(name.as_str()).or_default() += 1;
+                }
+            }
+        }
+        let addresses = inventory.procedures.iter().map(|p| format_address(p.address));
+        let unique_names = names
+            .into_iter()
+            .filter(|&(_, count)| count == 1)
+            .map(|(name, _)| name.to_string());
+        let candidates = CandidateIndex::build(addresses.chain(unique_names));
+        ProcedureIndex {
+            generation,
+            inventory,
+            candidates,
+        }
+    }
+}
+
+/// Lazily filled, at most once per inventory generation.
+#[derive(Default)]
+pub(super) struct Slot(Mutex<Option<Arc<ProcedureIndex>>>);
+
+impl Slot {
+    pub(super) fn get_or_build(&self, image: &NativeImage, document: usize) -> Result<Arc<ProcedureIndex>, ProviderError> {
+        let inventory = image.inventory(document)?;
+        let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(index) = slot.as_ref()
+            && Arc::ptr_eq(&index.inventory, &inventory)
+        {
+            return Ok(index.clone());
+        }
+        let index = Arc::new(ProcedureIndex::build(inventory));
+        *slot = Some(index.clone());
+        Ok(index)
+    }
+}

@@ -1,0 +1,95 @@
+//! Tool failures as the client sees them: a stable code, a message and a
+//! remediation that says what to do next.
+
+use serde::Serialize;
+
+use crate::providers::ProviderError;
+use crate::session::{LedgerError, SelectionError, SessionError};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ToolError {
+    pub code: &'static str,
+    pub message: String,
+    pub remediation: String,
+}
+
+impl ToolError {
+    pub fn new(code: &'static str, message: impl Into<String>, remediation: impl Into<String>) -> Self {
+        ToolError {
+            code,
+            message: message.into(),
+            remediation: remediation.into(),
+        }
+    }
+
+    pub fn invalid_arguments(message: impl Into<String>) -> Self {
+        ToolError::new(
+            "invalid_arguments",
+            message,
+            "Check the argument names and types against the tool's input schema in tools/list.",
+        )
+    }
+}
+
+impl From<SessionError> for ToolError {
+    fn from(e: SessionError) -> Self {
+        let message = e.to_string();
+        match e {
+            SessionError::TargetRequired => ToolError::new(
+                "target_required",
+                "no target is open",
+                "Open an executable or .app bundle with open_binary first.",
+            ),
+            SessionError::Admission(a) => ToolError::new(a.code(), message, a.remediation()),
+            SessionError::Provider(p) => provider_error(p, message),
+            SessionError::Selection(SelectionError::Invalid(_)) => ToolError::new(
+                "invalid_provider_id",
+                message,
+                "Pass provider_id auto (the default) or native.",
+            ),
+            SessionError::Selection(SelectionError::Unknown { .. }) => ToolError::new(
+                "unknown_provider",
+                message,
+                "Pass provider_id auto (the default) or native; binary_session lists deep candidates.",
+            ),
+            SessionError::Ledger(LedgerError::Full { .. }) => ToolError::new(
+                "ledger_full",
+                message,
+                "Close the target with close_binary to clear the ledger, or start a new session.",
+            ),
+            SessionError::Evidence(_) => ToolError::new(
+                "evidence_error",
+                message,
+                "This is a defect in rea; please report it with the tool call that caused it.",
+            ),
+        }
+    }
+}
+
+fn provider_error(e: ProviderError, message: String) -> ToolError {
+    match e {
+        ProviderError::Io { .. } => ToolError::new("io_error", message, "Check that the file is readable."),
+        ProviderError::UnsupportedFormat { .. } => ToolError::new(
+            "unsupported_format",
+            message,
+            "Open an ELF, Mach-O (thin or universal) or PE/COFF file, or a macOS .app bundle.",
+        ),
+        ProviderError::Malformed { .. } => ToolError::new(
+            "malformed_binary",
+            message,
+            "The file is damaged or truncated; analyse an intact copy.",
+        ),
+        ProviderError::UnknownDocument { .. } => ToolError::new(
+            "unknown_document",
+            message,
+            "Pass one of the names list_documents returns, or omit document to use the current one.",
+        ),
+    }
+}
+
+impl From<ProviderError> for ToolError {
+    fn from(e: ProviderError) -> Self {
+        let message = e.to_string();
+        provider_error(e, message)
+    }
+}

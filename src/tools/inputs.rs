@@ -1,0 +1,75 @@
+//! Typed tool inputs. Their schemars schemas are the `inputSchema` of
+//! `tools/list`; unknown fields are rejected.
+
+use rmcp::model::JsonObject;
+use rmcp::schemars::{self, JsonSchema};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+
+use super::ToolError;
+
+pub(crate) fn parse<T: DeserializeOwned>(arguments: JsonObject) -> Result<T, ToolError> {
+    serde_json::from_value(serde_json::Value::Object(arguments))
+        .map_err(|e| ToolError::invalid_arguments(format!("invalid arguments: {e}")))
+}
+
+/// No arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BinarySessionInput {}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OpenBinaryInput {
+    /// Path of an executable file or a macOS .app bundle. Relative paths
+    /// resolve against the server's working directory.
+    pub path: String,
+    /// `auto` (default), `native`, or a deep provider id. A named provider
+    /// that cannot serve the target is an error, never a fallback.
+    #[serde(default)]
+    pub provider_id: Option<String>,
+}
+
+/// No arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CloseBinaryInput {}
+
+/// No arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListDocumentsInput {}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetCurrentDocumentInput {
+    /// A document name exactly as list_documents returns it.
+    pub document: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BinaryOverviewInput {
+    /// Document to describe; the current document when omitted.
+    #[serde(default)]
+    pub document: Option<String>,
+    /// Most segments to list (1-200, default 50); the total is always reported.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 200))]
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListProceduresInput {
+    /// Document to list; the current document when omitted.
+    #[serde(default)]
+    pub document: Option<String>,
+    /// Index of the first procedure to return (default 0).
+    #[serde(default)]
+    pub offset: Option<u64>,
+    /// Page size, 1-500 (default 100).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 500))]
+    pub limit: Option<u32>,
+}

@@ -1,0 +1,104 @@
+//! Session lifecycle tools: status, open, close, document selection.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::inputs::{BinarySessionInput, CloseBinaryInput, OpenBinaryInput, SetCurrentDocumentInput};
+use super::{CATALOG, HandlerResult, ToolName, availability};
+use crate::session::ledger::{MAX_BYTES, MAX_RECORDS};
+use crate::session::{Confidence, DEEP_PROVIDERS, EvidenceDraft, Location, Session, native_identity};
+
+/// Session status. Reads state only and records no Evidence, so calling it
+/// twice with nothing in between returns the same value.
+pub(crate) fn binary_session(_: BinarySessionInput, session: &mut Session) -> HandlerResult {
+    let target = session.target().map(|t| {
+        let documents = t.document_names();
+        json!({
+            "path": t.display_path(),
+            "bundle": t.admitted.bundle.as_ref().map(|b| b.display().to_string()),
+            "sha256": t.image.sha256(),
+            "format": t.image.format().as_str(),
+            "documents": documents,
+            "current_document": session.current_document().and_then(|i| documents.get(i).cloned()),
+        })
+    });
+    let tools: Vec<Value> = CATALOG
+        .iter()
+        .filter_map(|spec| ToolName::from_name(&spec.name))
+        .map(|tool| match availability(tool, session) {
+            Ok(()) => json!({"name": tool.as_str(), "available": true}),
+            Err(reason) => json!({"name": tool.as_str(), "available": false, "reason": reason}),
+        })
+        .collect();
+    let result = json!({
+        "open": target.is_some(),
+        "target": target,
+        "binding": session.target().map(|t| &t.binding),
+        "providers": {
+            "built_in": native_identity(),
+            "deep_candidates": DEEP_PROVIDERS,
+            "note": "Deep candidates are sorted by id; the order is not a priority. Status never starts a provider.",
+        },
+        "ledger": {
+            "records": session.ledger().len(),
+            "bytes": session.ledger().bytes(),
+            "max_records": MAX_RECORDS,
+            "max_bytes": MAX_BYTES,
+        },
+        "read_roots": session.read_roots().is_confined().then(|| {
+            session.read_roots().roots().iter().map(|r| r.display().to_string()).collect::<Vec<_>>()
+        }),
+        "tools": tools,
+    });
+    Ok((result, None))
+}
+
+pub(crate) fn open_binary(input: OpenBinaryInput, session: &mut Session) -> HandlerResult {
+    let target = session.open(Path::new(&input.path), input.provider_id.as_deref())?;
+    let documents = target.document_names();
+    let identity = json!({
+        "format": target.image.format().as_str(),
+        "sha256": target.image.sha256(),
+        "documents": documents,
+        "binding": {
+            "provider_id": target.binding.provider.id,
+            "selection_source": target.binding.selection_source,
+        },
+    });
+    let draft = EvidenceDraft {
+        operation: ToolName::OpenBinary.as_str(),
+        subject: Some(target.subject()),
+        provider: target.binding.provider.clone(),
+        parameters: json!({"provider_id": input.provider_id.as_deref().unwrap_or("auto")}),
+        result: identity.clone(),
+        confidence: Confidence::Observed,
+        limitations: Vec::new(),
+        locations: vec![Location::ArtifactPath {
+            path: target
+                .admitted
+                .file
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        }],
+        local_path: Some(target.display_path()),
+    };
+    let evidence = session.record(draft)?;
+    let mut result = identity;
+    result["path"] = json!(target.display_path());
+    result["bundle"] = json!(target.admitted.bundle.as_ref().map(|b| b.display().to_string()));
+    result["current_document"] = json!(documents.first());
+    Ok((result, Some(evidence)))
+}
+
+/// Records no Evidence: the ledger it would go into is being cleared.
+pub(crate) fn close_binary(_: CloseBinaryInput, session: &mut Session) -> HandlerResult {
+    let closed = session.close()?;
+    Ok((json!({"closed": closed, "ledger_cleared": true}), None))
+}
+
+pub(crate) fn set_current_document(input: SetCurrentDocumentInput, session: &mut Session) -> HandlerResult {
+    let current = session.set_current_document(&input.document)?;
+    Ok((json!({"current_document": current}), None))
+}

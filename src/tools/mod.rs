@@ -1,0 +1,105 @@
+//! The tool catalog and its handlers.
+//!
+//! `catalog.toml` is the declarative source; `build.rs` turns it into
+//! [`ToolName`], and [`call`] matches on it exhaustively, so a tool listed in
+//! the catalog without a handler does not compile. Input schemas come from the
+//! typed input structs (schemars). Every success is `{result, evidence}` with
+//! the Evidence record inline (`null` for pure session-control tools); every
+//! failure is `{error: {code, message, remediation}}` and carries no Evidence.
+
+mod errors;
+mod inputs;
+mod inventory;
+mod lifecycle;
+
+use std::sync::{Arc, LazyLock};
+
+use rmcp::model::JsonObject;
+use serde_json::{Value, json};
+
+pub use crate::catalog::generated::tools::ToolName;
+use crate::catalog::generated::tools::CATALOG_TOML;
+use crate::catalog::spec::{Effect, ToolCatalogSpec, ToolSpec};
+use crate::session::{Evidence, Session};
+pub use errors::ToolError;
+
+/// The parsed tool catalog, in catalog order (validated by build.rs).
+pub static CATALOG: LazyLock<Vec<ToolSpec>> = LazyLock::new(|| {
+    toml::from_str::<ToolCatalogSpec>(CATALOG_TOML)
+        .map(|c| c.tools)
+        .unwrap_or_default()
+});
+
+/// The catalog entry of a tool.
+pub fn spec(tool: ToolName) -> Option<&'static ToolSpec> {
+    CATALOG.iter().find(|t| t.name == tool.as_str())
+}
+
+/// The JSON schema of a tool's input.
+pub fn input_schema(tool: ToolName) -> Arc<JsonObject> {
+    use rmcp::handler::server::tool::schema_for_type;
+    match tool {
+        ToolName::BinarySession => schema_for_type::<inputs::BinarySessionInput>(),
+        ToolName::OpenBinary => schema_for_type::<inputs::OpenBinaryInput>(),
+        ToolName::CloseBinary => schema_for_type::<inputs::CloseBinaryInput>(),
+        ToolName::ListDocuments => schema_for_type::<inputs::ListDocumentsInput>(),
+        ToolName::SetCurrentDocument => schema_for_type::<inputs::SetCurrentDocumentInput>(),
+        ToolName::BinaryOverview => schema_for_type::<inputs::BinaryOverviewInput>(),
+        ToolName::ListProcedures => schema_for_type::<inputs::ListProceduresInput>(),
+    }
+}
+
+/// The outcome of one call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolOutput {
+    Success { result: Value, evidence: Option<Evidence> },
+    Failure(ToolError),
+}
+
+impl ToolOutput {
+    /// The structured content sent to the client.
+    pub fn to_json(&self) -> Value {
+        match self {
+            ToolOutput::Success { result, evidence } => json!({"result": result, "evidence": evidence}),
+            ToolOutput::Failure(error) => json!({"error": error}),
+        }
+    }
+
+    pub fn is_error(&self) -> bool {
+        matches!(self, ToolOutput::Failure(_))
+    }
+}
+
+/// Whether a tool can run now, and why not.
+pub fn availability(tool: ToolName, session: &Session) -> Result<(), &'static str> {
+    let needs_target = spec(tool).is_some_and(|s| s.requires_target);
+    if needs_target && session.target().is_none() {
+        return Err("target_required");
+    }
+    if spec(tool).is_some_and(|s| s.effects.contains(&Effect::LaunchesProcess)) {
+        return Err("policy_disabled");
+    }
+    Ok(())
+}
+
+/// Runs one tool against the session.
+pub fn call(tool: ToolName, arguments: JsonObject, session: &mut Session) -> ToolOutput {
+    let outcome = match tool {
+        ToolName::BinarySession => inputs::parse(arguments).and_then(|i| lifecycle::binary_session(i, session)),
+        ToolName::OpenBinary => inputs::parse(arguments).and_then(|i| lifecycle::open_binary(i, session)),
+        ToolName::CloseBinary => inputs::parse(arguments).and_then(|i| lifecycle::close_binary(i, session)),
+        ToolName::ListDocuments => inputs::parse(arguments).and_then(|i| inventory::list_documents(i, session)),
+        ToolName::SetCurrentDocument => {
+            inputs::parse(arguments).and_then(|i| lifecycle::set_current_document(i, session))
+        }
+        ToolName::BinaryOverview => inputs::parse(arguments).and_then(|i| inventory::binary_overview(i, session)),
+        ToolName::ListProcedures => inputs::parse(arguments).and_then(|i| inventory::list_procedures(i, session)),
+    };
+    match outcome {
+        Ok((result, evidence)) => ToolOutput::Success { result, evidence },
+        Err(error) => ToolOutput::Failure(error),
+    }
+}
+
+/// What a handler returns.
+pub(crate) type HandlerResult = Result<(Value, Option<Evidence>), ToolError>;
