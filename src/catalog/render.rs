@@ -11,7 +11,7 @@ use minijinja::Environment;
 use super::engine;
 use super::fence;
 use super::generated::prompts::{EMBEDDED_FILES, PromptArguments, PromptName};
-use super::spec::PromptSpec;
+use super::spec::{CatalogOrder, PromptSpec};
 use super::validate::{self, CatalogFiles, Diagnostic, SourceFile, ValidCatalog};
 use crate::tools::ToolName;
 
@@ -49,8 +49,18 @@ impl LoadedCatalog {
     }
 
     fn from_files(files: &CatalogFiles, origin: &str) -> Result<Arc<LoadedCatalog>, Vec<Diagnostic>> {
-        let catalog = validate::validate(files, &tool_names())?;
-        check_shape(&catalog, files)?;
+        let catalog = match validate::validate(files, &tool_names()) {
+            Ok(c) => c,
+            Err(mut diags) => {
+                // Say "rebuild" up front too: fixing a renamed argument in the
+                // template would otherwise only lead to that message next.
+                if let Err(mut shape) = check_shape(files) {
+                    diags.append(&mut shape);
+                }
+                return Err(diags);
+            }
+        };
+        check_shape(files)?;
         let tools: Arc<BTreeSet<String>> = Arc::new(tool_names().into_iter().collect());
         let mut env = engine::environment(tools, None);
         for (name, text) in &catalog.partials {
@@ -160,11 +170,15 @@ fn embedded_files() -> CatalogFiles {
 
 /// Argument names, order, required flags and completion families are
 /// compiled into the binary; a prompts directory may not change them.
-fn check_shape(catalog: &ValidCatalog, files: &CatalogFiles) -> Result<(), Vec<Diagnostic>> {
+fn check_shape(files: &CatalogFiles) -> Result<(), Vec<Diagnostic>> {
     let mut diags = Vec::new();
-    let listed: Vec<&str> = catalog.prompts.iter().map(|p| p.spec.name.as_str()).collect();
+    let listed: Option<Vec<String>> = toml::from_str::<CatalogOrder>(&files.order.text)
+        .ok()
+        .map(|o| o.prompts);
     let compiled: Vec<&str> = PromptName::ALL.iter().map(|p| p.as_str()).collect();
-    if listed != compiled {
+    if let Some(listed) = listed
+        && listed != compiled
+    {
         diags.push(plain(
             &files.order.path,
             format!(
@@ -175,8 +189,11 @@ fn check_shape(catalog: &ValidCatalog, files: &CatalogFiles) -> Result<(), Vec<D
             ),
         ));
     }
-    for prompt in &catalog.prompts {
-        let Some(name) = PromptName::from_name(&prompt.spec.name) else {
+    for (file, _) in &files.prompts {
+        let Ok(spec) = toml::from_str::<PromptSpec>(&file.text) else {
+            continue;
+        };
+        let Some(name) = PromptName::from_name(&spec.name) else {
             continue;
         };
         let compiled: Vec<_> = name
@@ -184,22 +201,115 @@ fn check_shape(catalog: &ValidCatalog, files: &CatalogFiles) -> Result<(), Vec<D
             .iter()
             .map(|a| (a.name.to_string(), a.required, a.completion))
             .collect();
-        if prompt.spec.shape() != compiled {
-            let path = files
-                .prompts
-                .iter()
-                .find(|(t, _)| t.path.ends_with(&format!("{}.toml", prompt.spec.name)))
-                .map_or_else(|| prompt.spec.name.clone(), |(t, _)| t.path.clone());
+        if spec.shape() != compiled {
             diags.push(plain(
-                &path,
+                &file.path,
                 format!(
                     "arguments of `{}` differ from the compiled catalog; argument names, order, \
                      required flags and completion families need a rebuild (titles, descriptions, \
                      objective, starting points and template text reload)",
-                    prompt.spec.name
+                    spec.name
                 ),
             ));
         }
     }
     if diags.is_empty() { Ok(()) } else { Err(diags) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::fence::tests::hostile_value;
+    use crate::catalog::generated::prompts::InvestigateFeatureArgs;
+    use proptest::prelude::*;
+
+    fn render_feature(catalog: &LoadedCatalog, feature: &str) -> String {
+        let args = PromptArguments::InvestigateFeature(InvestigateFeatureArgs {
+            feature: feature.to_string(),
+            target_path: None,
+            document: Some("Notes".into()),
+            procedure: None,
+            provider_id: None,
+        });
+        catalog.render(&args).expect("renders")
+    }
+
+    /// The lines of `text` outside the `feature` block.
+    fn outside_feature_block(text: &str) -> Vec<&str> {
+        let mut out = Vec::new();
+        let mut inside = false;
+        for line in text.split('\n') {
+            if line == format!("{}{} feature", fence::FENCE, fence::FENCE_INFO) {
+                inside = true;
+            } else if inside && line == fence::FENCE {
+                inside = false;
+            } else if !inside {
+                out.push(line);
+            }
+        }
+        out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn a_value_changes_nothing_outside_its_block(v in hostile_value(), w in hostile_value()) {
+            let catalog = LoadedCatalog::embedded().expect("embedded catalog");
+            let (v, w) = (v.trim().to_string(), w.trim().to_string());
+            prop_assume!(!v.is_empty() && !w.is_empty());
+            let a = render_feature(&catalog, &v);
+            let b = render_feature(&catalog, &w);
+            prop_assert_eq!(outside_feature_block(&a), outside_feature_block(&b));
+            prop_assert_eq!(a.matches("```untrusted-data feature").count(), 1);
+        }
+    }
+
+    #[test]
+    fn every_prompt_renders_with_minimum_arguments_and_cites_its_tools() {
+        let catalog = LoadedCatalog::embedded().expect("embedded catalog");
+        for name in PromptName::ALL {
+            let mut map = serde_json::Map::new();
+            for arg in name.arguments().iter().filter(|a| a.required) {
+                map.insert(arg.name.into(), serde_json::json!("value"));
+            }
+            let text = catalog.render(&name.parse_arguments(&map).unwrap()).unwrap();
+            let spec = catalog.spec(name).unwrap();
+            assert!(text.starts_with(&format!("# {}\n", spec.title)));
+            assert!(text.contains(&spec.objective));
+            for tool in &spec.starting_points {
+                assert!(
+                    catalog.citations(name).iter().any(|(t, _)| t == tool),
+                    "{} never cites {tool}",
+                    spec.name
+                );
+            }
+            for token in ["Observations", "Inferences", "Unknowns", "never authorization", "Incomplete evidence is not absence"] {
+                assert!(text.contains(token), "{}: missing {token}", spec.name);
+            }
+        }
+    }
+
+    #[test]
+    fn completion_families_cover_all_eight_and_only_optional_arguments_complete() {
+        let mut used = std::collections::BTreeSet::new();
+        for name in PromptName::ALL {
+            for arg in name.arguments() {
+                if let Some(family) = arg.completion {
+                    assert!(!arg.required, "{}.{}", name.as_str(), arg.name);
+                    used.insert(family);
+                }
+            }
+        }
+        assert_eq!(used.into_iter().collect::<Vec<_>>(), crate::catalog::spec::CompletionFamily::ALL);
+    }
+
+    #[test]
+    fn investigate_feature_orders_discovery_before_detail() {
+        let catalog = LoadedCatalog::embedded().unwrap();
+        let text = render_feature(&catalog, "license validation");
+        let at = |s: &str| text.find(s).unwrap_or_else(|| panic!("missing {s}"));
+        assert!(at("`binary_session`") < at("`list_documents`"));
+        assert!(at("`list_documents`") < at("`binary_overview`"));
+        assert!(at("`binary_overview`") < at("`list_procedures`"));
+    }
 }

@@ -201,6 +201,7 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
         #[test]
         fn index_agrees_with_a_linear_scan(
             candidates in proptest::collection::vec("[aAbBß_ǅ0x1]{0,5}", 0..400),
@@ -210,6 +211,12 @@ mod tests {
             prop_assert_eq!(index.query(&prefix), reference(&candidates, &prefix));
         }
 
+    }
+
+    proptest! {
+        // Each case builds a 4,000+ candidate index; a few cases cover the
+        // dense-walk path.
+        #![proptest_config(ProptestConfig::with_cases(8))]
         #[test]
         fn large_ranges_agree_with_a_linear_scan(
             candidates in proptest::collection::vec("[aAb][a-c0-9]{0,6}", 4200..4600),

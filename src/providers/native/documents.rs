@@ -28,7 +28,10 @@ pub(super) struct Classified {
 /// document's headers once so that broken headers fail here.
 pub(super) fn classify(data: &[u8], path: &Path) -> Result<Classified, super::ProviderError> {
     let kind = FileKind::parse(data).map_err(|error| {
-        unsupported(path, format!("{error} (file starts with {})", magic_hex(data)))
+        unsupported(
+            path,
+            format!("{error} (file starts with {})", magic_hex(data)),
+        )
     })?;
     let name = file_name(path);
     match kind {
@@ -65,8 +68,14 @@ fn kind_name(kind: FileKind) -> String {
     }
 }
 
-fn thin(data: &[u8], path: &Path, name: String, format: Format) -> Result<Classified, super::ProviderError> {
+fn thin(
+    data: &[u8],
+    path: &Path,
+    name: String,
+    format: Format,
+) -> Result<Classified, super::ProviderError> {
     let file = object::File::parse(data).map_err(|error| malformed(path, format, error))?;
+    let whole_file = 0..data.len();
     Ok(Classified {
         format,
         documents: vec![DocumentInfo {
@@ -74,7 +83,7 @@ fn thin(data: &[u8], path: &Path, name: String, format: Format) -> Result<Classi
             architecture: architecture_name(file.architecture()),
             format,
         }],
-        ranges: vec![0..data.len()],
+        ranges: vec![whole_file],
     })
 }
 
@@ -110,8 +119,13 @@ fn universal<Fat: FatArch>(
             .map_err(|error| fat_error(format!("slice {index}: {error}")))?;
         let start = usize::try_from(arch.file_range().0)
             .map_err(|_| fat_error(format!("slice {index}: offset out of range")))?;
-        if !matches!(FileKind::parse(slice), Ok(FileKind::MachO32 | FileKind::MachO64)) {
-            return Err(fat_error(format!("slice {index} is not a thin Mach-O image")));
+        if !matches!(
+            FileKind::parse(slice),
+            Ok(FileKind::MachO32 | FileKind::MachO64)
+        ) {
+            return Err(fat_error(format!(
+                "slice {index} is not a thin Mach-O image"
+            )));
         }
         let file = object::File::parse(slice)
             .map_err(|error| malformed(path, Format::MachO, format!("slice {index}: {error}")))?;

@@ -40,7 +40,8 @@ const fn sym(name: &'static [u8], value: u64, bind: u8, kind: u8, shndx: u16) ->
 /// section and both symbol tables. Expected inventory (see the tests):
 ///
 /// * `0x401100`: `alpha` (global) beats `omega` (global, sorts later),
-///   `beta` (weak), `gamma` and `aardvark` (local); plus a non-UTF-8 name.
+///   `ab_weak` (weak, sorts earlier), `gamma` and `aardvark` (local, sort
+///   earlier too); plus a non-UTF-8 name.
 /// * `0x401110`: `zz_weak` (weak) beats `aaa_local` (local).
 /// * `0x401118`: `dyn_only`, only in `.dynsym`.
 /// * `0x401120`: only a non-UTF-8 name → `name: None`.
@@ -59,7 +60,7 @@ pub fn tiny_elf() -> Vec<u8> {
         sym(b"", t + 0x28, STB_LOCAL, STT_FUNC, 1),
         sym(b"omega", t, STB_GLOBAL, STT_FUNC, 1),
         sym(b"alpha", t, STB_GLOBAL, STT_FUNC, 1),
-        sym(b"beta", t, STB_WEAK, STT_FUNC, 1),
+        sym(b"ab_weak", t, STB_WEAK, STT_FUNC, 1),
         sym(b"zz_weak", t + 0x10, STB_WEAK, STT_FUNC, 1),
         sym(b"table", t + 0x30, STB_GLOBAL, STT_OBJECT, 1),
         sym(b"printf", 0, STB_GLOBAL, STT_FUNC, 0),
@@ -72,7 +73,12 @@ pub fn tiny_elf() -> Vec<u8> {
     let (strtab, symtab_bytes) = symbols(&symtab);
     let (dynstr, dynsym_bytes) = symbols(&dynsym);
     let (shstrtab, sh_names) = strings(&[
-        b".text", b".symtab", b".strtab", b".dynsym", b".dynstr", b".shstrtab",
+        b".text",
+        b".symtab",
+        b".strtab",
+        b".dynsym",
+        b".dynstr",
+        b".shstrtab",
     ]);
 
     let mut out = vec![0u8; 0x100]; // header + program header + padding
@@ -89,9 +95,29 @@ pub fn tiny_elf() -> Vec<u8> {
     let headers = [
         [0u8; 64],
         section(name(0), 1, 6, t, text_offset, 0x40, 0, 0, 0),
-        section(name(1), 2, 0, 0, symtab_offset, symtab_bytes.len(), 3, 7, 24),
+        section(
+            name(1),
+            2,
+            0,
+            0,
+            symtab_offset,
+            symtab_bytes.len(),
+            3,
+            7,
+            24,
+        ),
         section(name(2), 3, 0, 0, strtab_offset, strtab.len(), 0, 0, 0),
-        section(name(3), 11, 2, 0, dynsym_offset, dynsym_bytes.len(), 5, 1, 24),
+        section(
+            name(3),
+            11,
+            2,
+            0,
+            dynsym_offset,
+            dynsym_bytes.len(),
+            5,
+            1,
+            24,
+        ),
         section(name(4), 3, 2, 0, dynstr_offset, dynstr.len(), 0, 0, 0),
         section(name(5), 3, 0, 0, shstrtab_offset, shstrtab.len(), 0, 0, 0),
     ];
@@ -179,11 +205,13 @@ fn section(
     header.extend_from_slice(&info.to_le_bytes());
     header.extend_from_slice(&8u64.to_le_bytes());
     header.extend_from_slice(&entsize.to_le_bytes());
-    header.try_into().expect("an ELF64 section header is 64 bytes")
+    header
+        .try_into()
+        .expect("an ELF64 section header is 64 bytes")
 }
 
 fn align(out: &mut Vec<u8>, alignment: usize) -> usize {
-    while out.len() % alignment != 0 {
+    while !out.len().is_multiple_of(alignment) {
         out.push(0);
     }
     out.len()
@@ -198,17 +226,19 @@ fn append_aligned(out: &mut Vec<u8>, bytes: &[u8], alignment: usize) -> usize {
 /// A 4 KiB little-endian 64-bit Mach-O executable: `__TEXT` at
 /// 0x100000000 with `__text` at [`MACHO_TEXT`], `LC_MAIN` pointing at file
 /// offset 0x400 (= `MACHO_TEXT`), and symbols `_main` (external),
-/// `_weak_main` (external, weak definition) at `MACHO_TEXT` and `_helper`
+/// `_early_weak` (external, weak definition) at `MACHO_TEXT` and `_helper`
 /// (non-external) at `MACHO_TEXT + 8`.
 pub fn tiny_macho(cputype: u32) -> Vec<u8> {
     const SYMOFF: u32 = 0x800;
-    let (strtab, offsets) = strings(&[b"_main", b"_weak_main", b"_helper"]);
+    let (strtab, offsets) = strings(&[b"_main", b"_early_weak", b"_helper"]);
     let offset = |index: usize| offsets.get(index).copied().unwrap_or(0);
     let stroff = SYMOFF + 3 * 16;
 
     let mut out = Vec::with_capacity(0x1000);
     let commands_size: u32 = (72 + 80) + 24 + 24;
-    for word in [0xfeed_facf, cputype, 0, 2, 3, commands_size, 0, 0] {
+    // CPU_SUBTYPE_X86_64_ALL is 3; CPU_SUBTYPE_ARM64_ALL is 0.
+    let cpusubtype = if cputype == MACHO_CPU_X86_64 { 3 } else { 0 };
+    for word in [0xfeed_facf, cputype, cpusubtype, 2, 3, commands_size, 0, 0] {
         out.extend_from_slice(&u32::to_le_bytes(word));
     }
     // LC_SEGMENT_64 __TEXT with one section.
@@ -267,17 +297,19 @@ fn name16(name: &[u8]) -> [u8; 16] {
 }
 
 /// A 32-bit fat file holding `slices` at 4 KiB-aligned offsets; the
-/// `fat_arch` CPU type of each slice is read from its Mach-O header.
+/// `fat_arch` CPU type and subtype of each slice are read from its header.
 pub fn fat(slices: &[Vec<u8>]) -> Vec<u8> {
     let mut out = Vec::new();
     out.extend_from_slice(&0xcafe_babeu32.to_be_bytes());
     out.extend_from_slice(&(slices.len() as u32).to_be_bytes());
     let mut offset = 0x1000u32;
     for slice in slices {
-        let cputype = slice
-            .get(4..8)
-            .map_or(0, |bytes| u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]));
-        for word in [cputype, 0, offset, slice.len() as u32, 12] {
+        let word_at = |at: usize| {
+            slice.get(at..at + 4).map_or(0, |bytes| {
+                u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]])
+            })
+        };
+        for word in [word_at(4), word_at(8), offset, slice.len() as u32, 12] {
             out.extend_from_slice(&word.to_be_bytes());
         }
         offset += (slice.len() as u32).div_ceil(0x1000) * 0x1000;
@@ -285,6 +317,109 @@ pub fn fat(slices: &[Vec<u8>]) -> Vec<u8> {
     for slice in slices {
         align(&mut out, 0x1000);
         out.extend_from_slice(slice);
+    }
+    out
+}
+
+/// Image base of the tiny PE.
+pub const PE_BASE: u64 = 0x1_4000_0000;
+
+/// Writes `bytes` at `offset`, growing `out` as needed.
+fn put(out: &mut Vec<u8>, offset: usize, bytes: &[u8]) {
+    if out.len() < offset + bytes.len() {
+        out.resize(offset + bytes.len(), 0);
+    }
+    out[offset..offset + bytes.len()].copy_from_slice(bytes);
+}
+
+fn put_u16(out: &mut Vec<u8>, offset: usize, value: u16) {
+    put(out, offset, &value.to_le_bytes());
+}
+
+fn put_u32(out: &mut Vec<u8>, offset: usize, value: u32) {
+    put(out, offset, &value.to_le_bytes());
+}
+
+fn put_u64(out: &mut Vec<u8>, offset: usize, value: u64) {
+    put(out, offset, &value.to_le_bytes());
+}
+
+/// A PE32+ x86_64 DLL: `.text` at RVA 0x1000 (entry point 0x1000), `.rdata`
+/// at RVA 0x2000 holding the export directory. Exports: `alias_func` and
+/// `exp_func` → RVA 0x1010, `exp_data` → RVA 0x2100 (data), `fwd` →
+/// forwarder `OTHER.func`, and ordinal 4 (no name) → RVA 0x1020.
+pub fn tiny_pe() -> Vec<u8> {
+    let mut out = vec![0u8; 0x600];
+    put(&mut out, 0, b"MZ");
+    put_u32(&mut out, 0x3c, 0x40);
+    put(&mut out, 0x40, b"PE\0\0");
+    // COFF file header.
+    let coff = 0x44;
+    put_u16(&mut out, coff, 0x8664);
+    put_u16(&mut out, coff + 2, 2);
+    put_u16(&mut out, coff + 16, 240);
+    put_u16(&mut out, coff + 18, 0x2022);
+    // Optional header (PE32+).
+    let opt = coff + 20;
+    put_u16(&mut out, opt, 0x20b);
+    put_u32(&mut out, opt + 4, 0x200); // SizeOfCode
+    put_u32(&mut out, opt + 16, 0x1000); // AddressOfEntryPoint
+    put_u32(&mut out, opt + 20, 0x1000); // BaseOfCode
+    put_u64(&mut out, opt + 24, PE_BASE);
+    put_u32(&mut out, opt + 32, 0x1000); // SectionAlignment
+    put_u32(&mut out, opt + 36, 0x200); // FileAlignment
+    put_u16(&mut out, opt + 48, 6); // MajorSubsystemVersion
+    put_u32(&mut out, opt + 56, 0x3000); // SizeOfImage
+    put_u32(&mut out, opt + 60, 0x200); // SizeOfHeaders
+    put_u16(&mut out, opt + 68, 3); // Subsystem: console
+    put_u32(&mut out, opt + 108, 16); // NumberOfRvaAndSizes
+    put_u32(&mut out, opt + 112, 0x2000); // export directory RVA
+    put_u32(&mut out, opt + 116, 0xc0); // export directory size
+    // Section headers.
+    let sections = opt + 240;
+    for (index, (name, rva, file, characteristics)) in [
+        (b".text\0\0\0", 0x1000u32, 0x200u32, 0x6000_0020u32),
+        (b".rdata\0\0", 0x2000, 0x400, 0x4000_0040),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let header = sections + index * 40;
+        put(&mut out, header, *name);
+        put_u32(&mut out, header + 8, 0x200);
+        put_u32(&mut out, header + 12, *rva);
+        put_u32(&mut out, header + 16, 0x200);
+        put_u32(&mut out, header + 20, *file);
+        put_u32(&mut out, header + 36, *characteristics);
+    }
+    put(&mut out, 0x200, &[0xc3; 0x100]);
+    // Export directory at RVA 0x2000 = file offset 0x400.
+    let rva = |rva: u32| 0x400 + (rva as usize - 0x2000);
+    put_u32(&mut out, rva(0x200c), 0x2070); // Name
+    put_u32(&mut out, rva(0x2010), 1); // Base
+    put_u32(&mut out, rva(0x2014), 4); // NumberOfFunctions
+    put_u32(&mut out, rva(0x2018), 4); // NumberOfNames
+    put_u32(&mut out, rva(0x201c), 0x2040); // AddressOfFunctions
+    put_u32(&mut out, rva(0x2020), 0x2050); // AddressOfNames
+    put_u32(&mut out, rva(0x2024), 0x2060); // AddressOfNameOrdinals
+    for (index, target) in [0x1010u32, 0x2100, 0x20b0, 0x1020].iter().enumerate() {
+        put_u32(&mut out, rva(0x2040) + index * 4, *target);
+    }
+    // Names sorted by bytes, each with the index of its function.
+    let names: [(u32, u16); 4] = [(0x2080, 0), (0x2090, 1), (0x20a0, 0), (0x20aa, 2)];
+    for (index, (name, function)) in names.iter().enumerate() {
+        put_u32(&mut out, rva(0x2050) + index * 4, *name);
+        put_u16(&mut out, rva(0x2060) + index * 2, *function);
+    }
+    for (at, text) in [
+        (0x2070u32, &b"tiny.dll\0"[..]),
+        (0x2080, b"alias_func\0"),
+        (0x2090, b"exp_data\0"),
+        (0x20a0, b"exp_func\0"),
+        (0x20aa, b"fwd\0"),
+        (0x20b0, b"OTHER.func\0"),
+    ] {
+        put(&mut out, rva(at), text);
     }
     out
 }

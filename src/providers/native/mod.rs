@@ -82,7 +82,11 @@ impl NativeImage {
     pub fn open(path: &Path) -> Result<NativeImage, ProviderError> {
         let map = map_file(path)?;
         let classified = documents::classify(&map, path)?;
-        let inventories = classified.documents.iter().map(|_| OnceLock::new()).collect();
+        let inventories = classified
+            .documents
+            .iter()
+            .map(|_| OnceLock::new())
+            .collect();
         Ok(NativeImage {
             path: path.to_path_buf(),
             map,
@@ -105,7 +109,8 @@ impl NativeImage {
 
     /// Lowercase hex sha256 of the whole file, computed on first call.
     pub fn sha256(&self) -> &str {
-        self.sha256.get_or_init(|| hex(&Sha256::digest(&self.map[..])))
+        self.sha256
+            .get_or_init(|| hex(&Sha256::digest(&self.map[..])))
     }
 
     pub fn documents(&self) -> &[DocumentInfo] {

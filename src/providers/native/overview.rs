@@ -32,7 +32,11 @@ pub(super) fn overview(
     Overview {
         format: info.format,
         architecture: info.architecture.clone(),
-        endianness: if file.is_little_endian() { "little" } else { "big" },
+        endianness: if file.is_little_endian() {
+            "little"
+        } else {
+            "big"
+        },
         bits: if file.is_64() { 64 } else { 32 },
         entry_point: entry_point(file).map(format_address),
         segments,

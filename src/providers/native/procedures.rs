@@ -181,7 +181,8 @@ fn build(mut candidates: Vec<Candidate<'_>>) -> Inventory {
     candidates.sort_unstable_by(|a, b| {
         (a.address, &a.name, a.binding).cmp(&(b.address, &b.name, b.binding))
     });
-    candidates.dedup_by(|later, earlier| later.address == earlier.address && later.name == earlier.name);
+    candidates
+        .dedup_by(|later, earlier| later.address == earlier.address && later.name == earlier.name);
 
     let mut inventory = Inventory {
         procedures: Vec::new(),
@@ -190,9 +191,9 @@ fn build(mut candidates: Vec<Candidate<'_>>) -> Inventory {
     };
     let mut name_bytes = 0usize;
     for group in candidates.chunk_by(|a, b| a.address == b.address) {
-        name_bytes = group
-            .iter()
-            .fold(name_bytes, |total, candidate| total.saturating_add(candidate.name.len()));
+        name_bytes = group.iter().fold(name_bytes, |total, candidate| {
+            total.saturating_add(candidate.name.len())
+        });
         if inventory.procedures.len() == MAX_PROCEDURES || name_bytes > MAX_NAME_BYTES {
             inventory.truncated = true;
             break;

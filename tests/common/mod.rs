@@ -1,0 +1,223 @@
+//! Shared test support: in-process MCP clients of both protocol eras, test
+//! binaries compiled on the spot, and the pinned real-world fixtures.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use rea::catalog::render::LoadedCatalog;
+use rea::server::{Hub, ReaServer};
+use rea::session::ReadRoots;
+use rmcp::model::{CallToolRequestParams, CompletionContext, CompletionInfo, ProtocolVersion};
+use rmcp::service::{ClientLifecycleMode, NotificationContext, RoleClient, RunningService};
+use rmcp::{ClientHandler, ServiceExt};
+use serde_json::{Map, Value, json};
+use tokio::sync::Notify;
+
+/// Which protocol era a test client speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Era {
+    /// `initialize` handshake, 2025-11-25.
+    Legacy,
+    /// Stateless 2026-07-28 with per-request metadata.
+    Modern,
+}
+
+pub const ERAS: [Era; 2] = [Era::Legacy, Era::Modern];
+
+/// Counts `notifications/prompts/list_changed` delivered to the handler.
+#[derive(Clone, Default)]
+pub struct Counter {
+    pub list_changed: Arc<AtomicUsize>,
+    pub notify: Arc<Notify>,
+}
+
+impl ClientHandler for Counter {
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.list_changed.fetch_add(1, Ordering::SeqCst);
+        self.notify.notify_waiters();
+    }
+}
+
+pub type Client = RunningService<RoleClient, Counter>;
+
+pub fn hub() -> Arc<Hub> {
+    Hub::new(LoadedCatalog::embedded().expect("embedded catalog"), ReadRoots::default())
+}
+
+/// Connects a fresh client of `era` to a fresh server connection on `hub`.
+pub async fn connect_to(hub: &Arc<Hub>, era: Era) -> (Client, ReaServer, Counter) {
+    let (server_io, client_io) = tokio::io::duplex(1 << 20);
+    let server = ReaServer::new(hub.clone());
+    let handle = server.clone();
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let counter = Counter::default();
+    let lifecycle = match era {
+        Era::Legacy => ClientLifecycleMode::Initialize,
+        Era::Modern => ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        },
+    };
+    let client = rmcp::service::ClientServiceExt::serve_with_lifecycle(counter.clone(), client_io, lifecycle)
+        .await
+        .expect("client connects");
+    (client, handle, counter)
+}
+
+pub async fn connect(era: Era) -> (Client, ReaServer, Counter) {
+    connect_to(&hub(), era).await
+}
+
+pub fn object(v: Value) -> Map<String, Value> {
+    v.as_object().cloned().expect("a JSON object")
+}
+
+/// Calls a tool and returns its structured content and whether it failed.
+pub async fn call(client: &Client, tool: &str, args: Value) -> (Value, bool) {
+    let result = client
+        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(object(args)))
+        .await
+        .expect("tools/call answers");
+    (
+        result.structured_content.clone().expect("structured content"),
+        result.is_error.unwrap_or(false),
+    )
+}
+
+pub async fn complete(client: &Client, prompt: &str, argument: &str, value: &str) -> CompletionInfo {
+    complete_with(client, prompt, argument, value, None).await
+}
+
+pub async fn complete_with(
+    client: &Client,
+    prompt: &str,
+    argument: &str,
+    value: &str,
+    context: Option<Value>,
+) -> CompletionInfo {
+    let context = context.map(|c| {
+        let args = c
+            .as_object()
+            .expect("context object")
+            .iter()
+            .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
+            .collect();
+        CompletionContext::with_arguments(args)
+    });
+    client
+        .complete_prompt_argument(prompt, argument, value, context)
+        .await
+        .expect("completion answers")
+}
+
+/// With `REA_REQUIRE_EXTERNALS=1` (CI) a missing external is a failure;
+/// elsewhere the test prints why it is skipped.
+pub fn require_externals() -> bool {
+    std::env::var("REA_REQUIRE_EXTERNALS").is_ok_and(|v| v == "1")
+}
+
+pub fn skip(reason: &str) {
+    assert!(!require_externals(), "REA_REQUIRE_EXTERNALS=1 but {reason}");
+    eprintln!("skipped: {reason}");
+}
+
+/// A pinned fixture from `tests/fixtures/fetch.sh`.
+pub fn fixture(name: &str) -> Option<PathBuf> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/fixtures").join(name);
+    if path.is_file() {
+        Some(path)
+    } else {
+        skip(&format!("fixture {name} is missing; run tests/fixtures/fetch.sh"));
+        None
+    }
+}
+
+/// Compiles C sources with `cc` into `dir/name`.
+pub fn compile_c(dir: &Path, name: &str, sources: &[(&str, &str)]) -> Option<PathBuf> {
+    let mut cmd = Command::new("cc");
+    cmd.args(["-O0", "-fno-inline", "-o"]).arg(dir.join(name));
+    for (file, text) in sources {
+        let path = dir.join(file);
+        std::fs::write(&path, text).expect("write source");
+        cmd.arg(path);
+    }
+    match cmd.output() {
+        Ok(out) if out.status.success() => Some(dir.join(name)),
+        Ok(out) => panic!("cc failed: {}", String::from_utf8_lossy(&out.stderr)),
+        Err(e) => {
+            skip(&format!("cannot run cc: {e}"));
+            None
+        }
+    }
+}
+
+/// A small ELF with known procedures: `first_procedure`, `unique_helper`,
+/// two static functions both named `duplicate`, and one whose symbol name
+/// carries a right-to-left override.
+pub fn sample_binary(dir: &Path, name: &str, feature_fn: &str) -> Option<PathBuf> {
+    let a = format!(
+        r#"
+static int duplicate(int x) {{ return x + 1; }}
+int {feature_fn}(int x) {{ return duplicate(x) * 2; }}
+int unique_helper(int x) {{ return x - 3; }}
+int hidden_name(int x) __asm__("evil\xe2\x80\xaename");
+int hidden_name(int x) {{ return x ^ 5; }}
+int other(int);
+int main(int argc, char **argv) {{ (void)argv; return {feature_fn}(argc) + unique_helper(argc) + other(argc) + hidden_name(argc); }}
+"#
+    );
+    let b = r#"
+static int duplicate(int x) { return x * 7; }
+int other(int x) { return duplicate(x); }
+"#;
+    compile_c(dir, name, &[("a.c", &a), ("b.c", b)])
+}
+
+/// `llvm-nm --defined-only` of `path`: (address, type, name) rows.
+pub fn llvm_nm(args: &[&str], path: &Path) -> Option<Vec<(u64, char, String)>> {
+    let out = match Command::new("llvm-nm").args(args).arg(path).output() {
+        Ok(out) if out.status.success() => out,
+        Ok(out) => panic!("llvm-nm failed: {}", String::from_utf8_lossy(&out.stderr)),
+        Err(e) => {
+            skip(&format!("cannot run llvm-nm: {e}"));
+            return None;
+        }
+    };
+    Some(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|line| {
+                let mut parts = line.splitn(3, ' ');
+                let address = u64::from_str_radix(parts.next()?, 16).ok()?;
+                let kind = parts.next()?.chars().next()?;
+                Some((address, kind, parts.next()?.to_string()))
+            })
+            .collect(),
+    )
+}
+
+pub fn values(info: &CompletionInfo) -> Vec<&str> {
+    info.values.iter().map(String::as_str).collect()
+}
+
+pub fn json_of<T: serde::Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).unwrap_or_else(|_| json!(null))
+}
+
+/// `call` over a bare peer (for use inside spawned tasks).
+pub async fn call_peer(peer: &rmcp::service::Peer<RoleClient>, tool: &str) -> (Value, bool) {
+    let result = peer
+        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(Map::new()))
+        .await
+        .expect("tools/call answers");
+    (
+        result.structured_content.clone().expect("structured content"),
+        result.is_error.unwrap_or(false),
+    )
+}
