@@ -14,7 +14,10 @@ use serde_json::{Value, json};
 async fn arguments_that_do_not_complete_answer_empty_without_total() {
     for era in ERAS {
         let (client, _, _) = connect(era).await;
-        for (prompt, arg) in [("investigate_feature", "feature"), ("investigate_feature", "nonexistent")] {
+        for (prompt, arg) in [
+            ("investigate_feature", "feature"),
+            ("investigate_feature", "nonexistent"),
+        ] {
             let info = complete(&client, prompt, arg, "").await;
             assert!(info.values.is_empty());
             assert_eq!(info.has_more, Some(false));
@@ -35,7 +38,10 @@ async fn unknown_prompts_and_resource_references_are_invalid_params() {
             .complete_prompt_argument("nope", "document", "", None)
             .await
             .unwrap_err();
-        assert!(matches!(&err, ServiceError::McpError(e) if e.code == ErrorCode::INVALID_PARAMS), "{err:?}");
+        assert!(
+            matches!(&err, ServiceError::McpError(e) if e.code == ErrorCode::INVALID_PARAMS),
+            "{err:?}"
+        );
         let err = client
             .complete(CompleteRequestParams::new(
                 Reference::for_resource("rea://evidence/{id}"),
@@ -43,7 +49,10 @@ async fn unknown_prompts_and_resource_references_are_invalid_params() {
             ))
             .await
             .unwrap_err();
-        assert!(matches!(&err, ServiceError::McpError(e) if e.code == ErrorCode::INVALID_PARAMS), "{err:?}");
+        assert!(
+            matches!(&err, ServiceError::McpError(e) if e.code == ErrorCode::INVALID_PARAMS),
+            "{err:?}"
+        );
     }
 }
 
@@ -66,21 +75,35 @@ async fn target_free_completion_is_empty_except_auto() {
         }
         let info = complete(&client, "investigate_feature", "provider_id", "A").await;
         assert_eq!(values(&info), ["auto"]);
-        assert!(server.session().lock().unwrap().target().is_none(), "completion opened nothing");
+        assert!(
+            server.session().lock().unwrap().target().is_none(),
+            "completion opened nothing"
+        );
     }
 }
 
 #[tokio::test]
 async fn lifecycle_documents_procedures_evidence_then_empty_after_close() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(first) = sample_binary(dir.path(), "first.elf", "first_procedure") else { return };
-    let Some(second) = sample_binary(dir.path(), "second.elf", "second_procedure") else { return };
-    let Some(nm) = common::llvm_nm(&["--defined-only"], &first) else { return };
+    let Some(first) = sample_binary(dir.path(), "first.elf", "first_procedure") else {
+        return;
+    };
+    let Some(second) = sample_binary(dir.path(), "second.elf", "second_procedure") else {
+        return;
+    };
+    let Some(nm) = common::llvm_nm(&["--defined-only"], &first) else {
+        return;
+    };
     for era in ERAS {
         let (client, _, _) = connect(era).await;
         let (opened, failed) = call(&client, "open_binary", json!({"path": first})).await;
         assert!(!failed, "{opened}");
-        assert!(opened["evidence"]["evidence_id"].as_str().unwrap().starts_with("ev_"));
+        assert!(
+            opened["evidence"]["evidence_id"]
+                .as_str()
+                .unwrap()
+                .starts_with("ev_")
+        );
 
         let info = complete(&client, "investigate_feature", "document", "FIRST").await;
         assert_eq!(values(&info), ["first.elf"], "{era:?}");
@@ -88,27 +111,68 @@ async fn lifecycle_documents_procedures_evidence_then_empty_after_close() {
         // A unique function name completes; the name shared by two static
         // functions does not, but both of its addresses do.
         let ctx = Some(json!({"document": "first.elf"}));
-        let info = complete_with(&client, "investigate_feature", "procedure", "first", ctx.clone()).await;
+        let info = complete_with(
+            &client,
+            "investigate_feature",
+            "procedure",
+            "first",
+            ctx.clone(),
+        )
+        .await;
         assert_eq!(values(&info), ["first_procedure"]);
-        let info = complete_with(&client, "investigate_feature", "procedure", "dup", ctx.clone()).await;
-        assert!(info.values.is_empty(), "duplicate is not unique: {:?}", info.values);
+        let info = complete_with(
+            &client,
+            "investigate_feature",
+            "procedure",
+            "dup",
+            ctx.clone(),
+        )
+        .await;
+        assert!(
+            info.values.is_empty(),
+            "duplicate is not unique: {:?}",
+            info.values
+        );
         let duplicate_addresses: Vec<String> = nm
             .iter()
             .filter(|(_, _, n)| n == "duplicate")
             .map(|(a, _, _)| format!("{a:#x}"))
             .collect();
         assert_eq!(duplicate_addresses.len(), 2);
-        let first_address = nm.iter().find(|(_, _, n)| n == "first_procedure").map(|(a, _, _)| format!("{a:#x}")).unwrap();
+        let first_address = nm
+            .iter()
+            .find(|(_, _, n)| n == "first_procedure")
+            .map(|(a, _, _)| format!("{a:#x}"))
+            .unwrap();
         for address in duplicate_addresses.iter().chain([&first_address]) {
-            let info = complete_with(&client, "trace_crash", "procedure", address, ctx.clone()).await;
-            assert!(info.values.contains(address), "{address} not offered: {:?}", info.values);
+            let info =
+                complete_with(&client, "trace_crash", "procedure", address, ctx.clone()).await;
+            assert!(
+                info.values.contains(address),
+                "{address} not offered: {:?}",
+                info.values
+            );
         }
         // A name with a right-to-left override is never offered (its address still is).
-        let info = complete_with(&client, "investigate_feature", "procedure", "evil", ctx.clone()).await;
+        let info = complete_with(
+            &client,
+            "investigate_feature",
+            "procedure",
+            "evil",
+            ctx.clone(),
+        )
+        .await;
         assert!(info.values.is_empty(), "{:?}", info.values);
 
         // The document context must name a document of the target.
-        let info = complete_with(&client, "investigate_feature", "procedure", "first", Some(json!({"document": "nope"}))).await;
+        let info = complete_with(
+            &client,
+            "investigate_feature",
+            "procedure",
+            "first",
+            Some(json!({"document": "nope"})),
+        )
+        .await;
         assert!(info.values.is_empty());
 
         // Concurrent completions agree.
@@ -119,10 +183,27 @@ async fn lifecycle_documents_procedures_evidence_then_empty_after_close() {
         // Switching targets changes documents and procedures, keeps Evidence.
         let (_, failed) = call(&client, "open_binary", json!({"path": second})).await;
         assert!(!failed);
-        assert!(complete(&client, "investigate_feature", "document", "first").await.values.is_empty());
-        assert_eq!(values(&complete(&client, "investigate_feature", "document", "sec").await), ["second.elf"]);
-        assert_eq!(values(&complete(&client, "investigate_feature", "procedure", "second_p").await), ["second_procedure"]);
-        let evidence = complete(&client, "verify_reconstruction", "comparison_evidence_id", "ev_").await;
+        assert!(
+            complete(&client, "investigate_feature", "document", "first")
+                .await
+                .values
+                .is_empty()
+        );
+        assert_eq!(
+            values(&complete(&client, "investigate_feature", "document", "sec").await),
+            ["second.elf"]
+        );
+        assert_eq!(
+            values(&complete(&client, "investigate_feature", "procedure", "second_p").await),
+            ["second_procedure"]
+        );
+        let evidence = complete(
+            &client,
+            "verify_reconstruction",
+            "comparison_evidence_id",
+            "ev_",
+        )
+        .await;
         assert_eq!(evidence.total, Some(2), "both opens are retained");
 
         let (_, failed) = call(&client, "close_binary", json!({})).await;
@@ -159,7 +240,9 @@ async fn futures_join(client: &common::Client, n: usize) -> Vec<Vec<String>> {
 #[tokio::test]
 async fn evidence_completion_covers_the_whole_ledger_with_exact_total() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(bin) = sample_binary(dir.path(), "ledger.elf", "first_procedure") else { return };
+    let Some(bin) = sample_binary(dir.path(), "ledger.elf", "first_procedure") else {
+        return;
+    };
     for era in ERAS {
         let (client, _, _) = connect(era).await;
         call(&client, "open_binary", json!({"path": bin})).await;
@@ -167,14 +250,21 @@ async fn evidence_completion_covers_the_whole_ledger_with_exact_total() {
         // then every call again, which must deduplicate.
         for round in 0..2 {
             for limit in 1..=149 {
-                let (page, failed) = call(&client, "list_procedures", json!({"limit": limit})).await;
+                let (page, failed) =
+                    call(&client, "list_procedures", json!({"limit": limit})).await;
                 assert!(!failed, "{page}");
                 if round == 1 {
                     assert!(page["evidence"]["evidence_id"].is_string());
                 }
             }
         }
-        let info = complete(&client, "verify_reconstruction", "comparison_evidence_id", "EV_").await;
+        let info = complete(
+            &client,
+            "verify_reconstruction",
+            "comparison_evidence_id",
+            "EV_",
+        )
+        .await;
         assert_eq!(info.total, Some(150));
         assert_eq!(info.values.len(), 100);
         assert_eq!(info.has_more, Some(true));
@@ -189,17 +279,28 @@ async fn evidence_completion_covers_the_whole_ledger_with_exact_total() {
             ("compare_application_versions", "focus_occurrence_id"),
             ("audit_residual_unknowns", "unknown_id"),
         ] {
-            assert_eq!(complete(&client, prompt, arg, "").await.total, Some(0), "{prompt}.{arg}");
+            assert_eq!(
+                complete(&client, prompt, arg, "").await.total,
+                Some(0),
+                "{prompt}.{arg}"
+            );
         }
         call(&client, "close_binary", json!({})).await;
-        assert_eq!(complete(&client, "audit_residual_unknowns", "evidence_id", "").await.total, Some(0));
+        assert_eq!(
+            complete(&client, "audit_residual_unknowns", "evidence_id", "")
+                .await
+                .total,
+            Some(0)
+        );
     }
 }
 
 #[tokio::test]
 async fn completion_and_rendering_change_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(bin) = sample_binary(dir.path(), "pure.elf", "first_procedure") else { return };
+    let Some(bin) = sample_binary(dir.path(), "pure.elf", "first_procedure") else {
+        return;
+    };
     for era in [Era::Legacy, Era::Modern] {
         let (client, server, _) = connect(era).await;
         call(&client, "open_binary", json!({"path": bin})).await;
@@ -212,17 +313,35 @@ async fn completion_and_rendering_change_nothing() {
             }
         };
         let before: Value = snapshot(&client).await;
-        let ledger_before: Vec<String> = server.session().lock().unwrap().ledger().records().map(|r| r.evidence_id.clone()).collect();
+        let ledger_before: Vec<String> = server
+            .session()
+            .lock()
+            .unwrap()
+            .ledger()
+            .records()
+            .map(|r| r.evidence_id.clone())
+            .collect();
         for i in 0..100 {
             let arg = ["document", "procedure", "provider_id"][i % 3];
             complete(&client, "investigate_feature", arg, "").await;
             client
-                .get_prompt(rmcp::model::GetPromptRequestParams::new("investigate_feature").with_arguments(common::object(json!({"feature": "x", "document": "pure.elf"}))))
+                .get_prompt(
+                    rmcp::model::GetPromptRequestParams::new("investigate_feature").with_arguments(
+                        common::object(json!({"feature": "x", "document": "pure.elf"})),
+                    ),
+                )
                 .await
                 .unwrap();
         }
         let after: Value = snapshot(&client).await;
-        let ledger_after: Vec<String> = server.session().lock().unwrap().ledger().records().map(|r| r.evidence_id.clone()).collect();
+        let ledger_after: Vec<String> = server
+            .session()
+            .lock()
+            .unwrap()
+            .ledger()
+            .records()
+            .map(|r| r.evidence_id.clone())
+            .collect();
         assert_eq!(before, after);
         assert_eq!(ledger_before, ledger_after);
     }

@@ -30,7 +30,10 @@ fn edit(dir: &Path, file: &str, from: &str, to: &str) {
 async fn wait_for(counter: &common::Counter, n: usize) -> bool {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
     while counter.list_changed.load(Ordering::SeqCst) < n {
-        if tokio::time::timeout_at(deadline, counter.notify.notified()).await.is_err() {
+        if tokio::time::timeout_at(deadline, counter.notify.notified())
+            .await
+            .is_err()
+        {
             return counter.list_changed.load(Ordering::SeqCst) >= n;
         }
     }
@@ -53,8 +56,18 @@ async fn a_valid_change_reaches_legacy_peers_and_subscribed_modern_clients_only(
 
     let dir = tempfile::tempdir().unwrap();
     let dir = copy_prompts(dir.path());
-    edit(&dir, "investigate_feature.toml", "title = \"Investigate a feature\"", "title = \"Investigate a feature (reloaded)\"");
-    edit(&dir, "investigate_feature.md.j2", "These are optional starting points", "Reloaded: these are optional starting points");
+    edit(
+        &dir,
+        "investigate_feature.toml",
+        "title = \"Investigate a feature\"",
+        "title = \"Investigate a feature (reloaded)\"",
+    );
+    edit(
+        &dir,
+        "investigate_feature.md.j2",
+        "These are optional starting points",
+        "Reloaded: these are optional starting points",
+    );
     let told = hub.reload(&dir).await.expect("valid change");
     assert_eq!(told, 2, "one legacy peer and one subscription");
 
@@ -63,19 +76,42 @@ async fn a_valid_change_reaches_legacy_peers_and_subscribed_modern_clients_only(
         .await
         .expect("subscription notified in time")
         .expect("stream open");
-    assert!(matches!(note, Some(ServerNotification::PromptListChangedNotification(_))), "{note:?}");
+    assert!(
+        matches!(
+            note,
+            Some(ServerNotification::PromptListChangedNotification(_))
+        ),
+        "{note:?}"
+    );
     tokio::time::sleep(Duration::from_millis(100)).await;
-    assert_eq!(unsubscribed_counter.list_changed.load(Ordering::SeqCst), 0, "unsubscribed modern client told nothing");
+    assert_eq!(
+        unsubscribed_counter.list_changed.load(Ordering::SeqCst),
+        0,
+        "unsubscribed modern client told nothing"
+    );
 
     for client in [&legacy, &subscribed, &unsubscribed] {
         let prompts = client.list_all_prompts().await.unwrap();
-        assert_eq!(prompts[0].title.as_deref(), Some("Investigate a feature (reloaded)"));
+        assert_eq!(
+            prompts[0].title.as_deref(),
+            Some("Investigate a feature (reloaded)")
+        );
     }
     let text = legacy
-        .get_prompt(rmcp::model::GetPromptRequestParams::new("investigate_feature").with_arguments(common::object(serde_json::json!({"feature": "x"}))))
+        .get_prompt(
+            rmcp::model::GetPromptRequestParams::new("investigate_feature")
+                .with_arguments(common::object(serde_json::json!({"feature": "x"}))),
+        )
         .await
         .unwrap();
-    assert!(text.messages[0].content.as_text().unwrap().text.contains("Reloaded: these"));
+    assert!(
+        text.messages[0]
+            .content
+            .as_text()
+            .unwrap()
+            .text
+            .contains("Reloaded: these")
+    );
 }
 
 #[tokio::test]
@@ -85,10 +121,20 @@ async fn an_invalid_change_keeps_the_old_catalog_and_tells_nobody() {
     legacy.list_all_prompts().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let dir = copy_prompts(dir.path());
-    edit(&dir, "trace_crash.md.j2", "tool(\"binary_overview\")", "tool(\"binary_overveiw\")");
+    edit(
+        &dir,
+        "trace_crash.md.j2",
+        "tool(\"binary_overview\")",
+        "tool(\"binary_overveiw\")",
+    );
     let diags = hub.reload(&dir).await.expect_err("invalid");
     let text: Vec<String> = diags.iter().map(ToString::to_string).collect();
-    assert!(text.iter().any(|d| d.contains("trace_crash.md.j2:") && d.contains("did you mean `binary_overview`")), "{text:?}");
+    assert!(
+        text.iter()
+            .any(|d| d.contains("trace_crash.md.j2:")
+                && d.contains("did you mean `binary_overview`")),
+        "{text:?}"
+    );
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(counter.list_changed.load(Ordering::SeqCst), 0);
     assert_eq!(hub.catalog().origin, "embedded");
@@ -98,9 +144,21 @@ async fn an_invalid_change_keeps_the_old_catalog_and_tells_nobody() {
 async fn argument_shape_changes_need_a_rebuild() {
     let hub = hub();
     let cases = [
-        ("investigate_feature.toml", "completion = \"document\"", "completion = \"provider\""),
-        ("investigate_feature.toml", "name = \"document\"", "name = \"doc\""),
-        ("trace_crash.toml", "name = \"target_path\"\ndescription", "name = \"target_path\"\nrequired = true\ndescription"),
+        (
+            "investigate_feature.toml",
+            "completion = \"document\"",
+            "completion = \"provider\"",
+        ),
+        (
+            "investigate_feature.toml",
+            "name = \"document\"",
+            "name = \"doc\"",
+        ),
+        (
+            "trace_crash.toml",
+            "name = \"target_path\"\ndescription",
+            "name = \"target_path\"\nrequired = true\ndescription",
+        ),
     ];
     for (file, from, to) in cases {
         let dir = tempfile::tempdir().unwrap();
@@ -108,6 +166,10 @@ async fn argument_shape_changes_need_a_rebuild() {
         edit(&dir, file, from, to);
         let diags = hub.reload(&dir).await.expect_err("shape change rejected");
         let text: Vec<String> = diags.iter().map(ToString::to_string).collect();
-        assert!(text.iter().any(|d| d.contains("need a rebuild") || d.contains("needs a rebuild")), "{file}: {text:?}");
+        assert!(
+            text.iter()
+                .any(|d| d.contains("need a rebuild") || d.contains("needs a rebuild")),
+            "{file}: {text:?}"
+        );
     }
 }

@@ -26,10 +26,16 @@ pub enum ArgumentError {
     Missing(&'static str),
     #[error("argument `{name}` must be a string, not {found}")]
     NotAString { name: String, found: &'static str },
-    #[error("argument `{name}` has {count} characters; the limit is {MAX_VALUE_SCALARS}. Shorten it")]
+    #[error(
+        "argument `{name}` has {count} characters; the limit is {MAX_VALUE_SCALARS}. Shorten it"
+    )]
     TooLong { name: String, count: usize },
     #[error("unknown argument `{name}`{hint}; valid arguments: {valid}")]
-    Undeclared { name: String, hint: String, valid: String },
+    Undeclared {
+        name: String,
+        hint: String,
+        valid: String,
+    },
 }
 
 fn json_kind(value: &Value) -> &'static str {
@@ -72,11 +78,17 @@ pub fn required(arguments: &ArgumentMap, name: &'static str) -> Result<String, A
     trimmed(arguments, name)?.ok_or(ArgumentError::Missing(name))
 }
 
-pub fn optional(arguments: &ArgumentMap, name: &'static str) -> Result<Option<String>, ArgumentError> {
+pub fn optional(
+    arguments: &ArgumentMap,
+    name: &'static str,
+) -> Result<Option<String>, ArgumentError> {
     trimmed(arguments, name)
 }
 
-pub fn reject_undeclared(arguments: &ArgumentMap, shape: &[ArgumentShape]) -> Result<(), ArgumentError> {
+pub fn reject_undeclared(
+    arguments: &ArgumentMap,
+    shape: &[ArgumentShape],
+) -> Result<(), ArgumentError> {
     // Sorted, so the first offending name reported is deterministic.
     let mut names: Vec<&String> = arguments.keys().collect();
     names.sort();
@@ -116,14 +128,26 @@ mod tests {
         let ok = format!("  {}  ", "é".repeat(MAX_VALUE_SCALARS));
         let m = map(json!({"a": ok, "b": "x".repeat(MAX_VALUE_SCALARS + 1)}));
         assert!(required(&m, "a").is_ok());
-        assert!(matches!(required(&m, "b"), Err(ArgumentError::TooLong { count, .. }) if count == MAX_VALUE_SCALARS + 1));
+        assert!(
+            matches!(required(&m, "b"), Err(ArgumentError::TooLong { count, .. }) if count == MAX_VALUE_SCALARS + 1)
+        );
     }
 
     #[test]
     fn non_strings_and_undeclared_names_are_errors() {
         let m = map(json!({"a": 3}));
-        assert!(matches!(optional(&m, "a"), Err(ArgumentError::NotAString { found: "a number", .. })));
-        let shape = [ArgumentShape { name: "feature", required: true, completion: None }];
+        assert!(matches!(
+            optional(&m, "a"),
+            Err(ArgumentError::NotAString {
+                found: "a number",
+                ..
+            })
+        ));
+        let shape = [ArgumentShape {
+            name: "feature",
+            required: true,
+            completion: None,
+        }];
         let err = reject_undeclared(&map(json!({"featur": "x"})), &shape).unwrap_err();
         assert_eq!(
             err.to_string(),

@@ -9,7 +9,7 @@ pub mod engine;
 pub mod fence;
 pub mod generated;
 pub mod hidden;
+pub mod render;
 pub mod spec;
 pub mod suggest;
 pub mod validate;
-pub mod render;

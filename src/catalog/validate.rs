@@ -292,10 +292,10 @@ pub fn validate(files: &CatalogFiles, tools: &[String]) -> Result<ValidCatalog, 
         diags.extend(scan_backticks(partial, &[], &tool_set));
         let mut env = engine::environment(tool_set.clone(), None);
         for (name, text) in &partials {
-            if let Err(e) = env.add_template_owned(name.clone(), text.clone()) {
-                if *name == file_name(&partial.path) {
-                    diags.push(template_diag(partial, &e));
-                }
+            if let Err(e) = env.add_template_owned(name.clone(), text.clone())
+                && *name == file_name(&partial.path)
+            {
+                diags.push(template_diag(partial, &e));
             }
         }
         if let Ok(t) = env.get_template(&file_name(&partial.path))

@@ -82,8 +82,13 @@ fn family_page(
             None => CompletionPage::default(),
         },
         CompletionFamily::Procedure => procedures(&view, value, context),
-        CompletionFamily::Provider => complete(std::iter::once("auto").chain(DEEP_PROVIDERS.iter().copied()), value),
-        CompletionFamily::Evidence => complete(view.evidence.iter().map(|e| e.evidence_id.as_str()), value),
+        CompletionFamily::Provider => complete(
+            std::iter::once("auto").chain(DEEP_PROVIDERS.iter().copied()),
+            value,
+        ),
+        CompletionFamily::Evidence => {
+            complete(view.evidence.iter().map(|e| e.evidence_id.as_str()), value)
+        }
         // These families are projections of records no tool in this build
         // produces yet: process captures (Evidence of `capture_process_scenario`
         // whose result validates as a capture), artifact manifests and
@@ -101,7 +106,11 @@ fn family_page(
 /// Every address of the document's complete inventory, plus each name that
 /// identifies exactly one address. The document is `context.document` when
 /// given (an unknown one yields nothing), else the current document.
-fn procedures(view: &View, value: &str, context: Option<&HashMap<String, String>>) -> CompletionPage {
+fn procedures(
+    view: &View,
+    value: &str,
+    context: Option<&HashMap<String, String>>,
+) -> CompletionPage {
     let Some(target) = &view.target else {
         return CompletionPage::default();
     };

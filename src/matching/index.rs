@@ -163,7 +163,15 @@ mod tests {
         let long = "a".repeat(MAX_VALUE_SCALARS + 1);
         let edge = "a".repeat(MAX_VALUE_SCALARS);
         let page = complete(
-            ["a\u{202E}b", "a\u{0}", "a\u{200B}", long.as_str(), edge.as_str(), "ab", ""],
+            [
+                "a\u{202E}b",
+                "a\u{0}",
+                "a\u{200B}",
+                long.as_str(),
+                edge.as_str(),
+                "ab",
+                "",
+            ],
             "a",
         );
         assert_eq!(page.total, 2);

@@ -7,9 +7,9 @@ use std::sync::{Arc, Mutex};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
     CompletionInfo, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
-    ListPromptsResult, ListToolsResult, PaginatedRequestParams, Prompt, PromptArgument, PromptMessage,
-    ProtocolVersion, Reference, Role, ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
-    ToolAnnotations,
+    ListPromptsResult, ListToolsResult, PaginatedRequestParams, Prompt, PromptArgument,
+    PromptMessage, ProtocolVersion, Reference, Role, ServerCapabilities, ServerConfig,
+    SubscriptionFilter, Tool, ToolAnnotations,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler};
@@ -60,7 +60,8 @@ impl ReaServer {
             .protocol_version()
             .is_some_and(|v| v < ProtocolVersion::V_2026_07_28);
         if legacy && !self.registered.swap(true, Ordering::AcqRel) {
-            self.hub.register_legacy(self.connection, context.peer.clone());
+            self.hub
+                .register_legacy(self.connection, context.peer.clone());
         }
     }
 }
@@ -103,7 +104,9 @@ fn tool_definition(tool: ToolName) -> Tool {
         let annotations = ToolAnnotations::with_title(spec.title.clone())
             .read_only(read_only)
             .destructive(false);
-        definition = definition.with_title(spec.title.clone()).with_annotations(annotations);
+        definition = definition
+            .with_title(spec.title.clone())
+            .with_annotations(annotations);
     }
     definition
 }
@@ -117,7 +120,8 @@ impl ServerHandler for ReaServer {
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         if !self.registered.swap(true, Ordering::AcqRel) {
-            self.hub.register_legacy(self.connection, context.peer.clone());
+            self.hub
+                .register_legacy(self.connection, context.peer.clone());
         }
     }
 
@@ -140,8 +144,12 @@ impl ServerHandler for ReaServer {
                             .with_required(a.required)
                     })
                     .collect();
-                Prompt::new(spec.name.clone(), Some(spec.description.clone()), Some(arguments))
-                    .with_title(spec.title.clone())
+                Prompt::new(
+                    spec.name.clone(),
+                    Some(spec.description.clone()),
+                    Some(arguments),
+                )
+                .with_title(spec.title.clone())
             })
             .collect();
         Ok(ListPromptsResult::with_all_items(prompts))
@@ -153,19 +161,28 @@ impl ServerHandler for ReaServer {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         self.note_peer(&context);
-        let name = PromptName::from_name(&request.name).ok_or_else(|| unknown_prompt(&request.name))?;
+        let name =
+            PromptName::from_name(&request.name).ok_or_else(|| unknown_prompt(&request.name))?;
         let arguments = request.arguments.unwrap_or_default();
-        let parsed = name
-            .parse_arguments(&arguments)
-            .map_err(|e| ErrorData::invalid_params(format!("invalid arguments for `{}`: {e}", name.as_str()), None))?;
+        let parsed = name.parse_arguments(&arguments).map_err(|e| {
+            ErrorData::invalid_params(
+                format!("invalid arguments for `{}`: {e}", name.as_str()),
+                None,
+            )
+        })?;
         let catalog = self.hub.catalog();
-        let text = catalog
-            .render(&parsed)
-            .map_err(|e| ErrorData::internal_error(format!("rendering `{}` failed: {e}", name.as_str()), None))?;
-        let description = catalog.spec(name).map(|s| s.description.clone()).unwrap_or_default();
-        Ok(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
-            .with_description(description)
-            .into())
+        let text = catalog.render(&parsed).map_err(|e| {
+            ErrorData::internal_error(format!("rendering `{}` failed: {e}", name.as_str()), None)
+        })?;
+        let description = catalog
+            .spec(name)
+            .map(|s| s.description.clone())
+            .unwrap_or_default();
+        Ok(
+            GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
+                .with_description(description)
+                .into(),
+        )
     }
 
     async fn complete(
@@ -190,7 +207,13 @@ impl ServerHandler for ReaServer {
         let context_arguments = request.context.and_then(|c| c.arguments);
         // Building a large procedure index is CPU work; keep it off the reactor.
         let answer = tokio::task::spawn_blocking(move || {
-            completion::complete_argument(prompt, &argument, &value, context_arguments.as_ref(), &session)
+            completion::complete_argument(
+                prompt,
+                &argument,
+                &value,
+                context_arguments.as_ref(),
+                &session,
+            )
         })
         .await
         .map_err(|e| ErrorData::internal_error(format!("completion task failed: {e}"), None))?;
@@ -212,7 +235,9 @@ impl ServerHandler for ReaServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         self.note_peer(&context);
-        Ok(ListToolsResult::with_all_items(ToolName::ALL.iter().map(|t| tool_definition(*t)).collect()))
+        Ok(ListToolsResult::with_all_items(
+            ToolName::ALL.iter().map(|t| tool_definition(*t)).collect(),
+        ))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -252,7 +277,10 @@ impl ServerHandler for ReaServer {
         Ok(result.into())
     }
 
-    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
         Some(requested.supported_by(&capabilities()))
     }
 

@@ -16,7 +16,10 @@ use crate::catalog::validate::Diagnostic;
 use crate::session::ReadRoots;
 
 enum Listener {
-    Legacy { connection: u64, peer: Peer<RoleServer> },
+    Legacy {
+        connection: u64,
+        peer: Peer<RoleServer>,
+    },
     Subscription(SubscriptionSink),
 }
 
@@ -41,7 +44,10 @@ impl Hub {
 
     /// The catalog every request of the moment renders from.
     pub fn catalog(&self) -> Arc<LoadedCatalog> {
-        self.catalog.read().unwrap_or_else(|p| p.into_inner()).clone()
+        self.catalog
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     pub(crate) fn register_legacy(&self, connection: u64, peer: Peer<RoleServer>) {
@@ -108,7 +114,9 @@ impl Hub {
         for (_, listener) in listeners {
             match listener {
                 Listener::Legacy { connection, peer } => {
-                    if !peer.is_transport_closed() && peer.notify_prompt_list_changed().await.is_ok() {
+                    if !peer.is_transport_closed()
+                        && peer.notify_prompt_list_changed().await.is_ok()
+                    {
                         told += 1;
                     } else {
                         dead_connections.push(connection);

@@ -32,7 +32,9 @@ pub fn watch(hub: Arc<Hub>, dir: PathBuf) -> notify::Result<notify::RecommendedW
             // Drain the burst.
             while let Ok(Some(())) = tokio::time::timeout(DEBOUNCE, rx.recv()).await {}
             match hub.reload(&dir).await {
-                Ok(told) => tracing::info!(dir = %dir.display(), notified = told, "prompt catalog reloaded"),
+                Ok(told) => {
+                    tracing::info!(dir = %dir.display(), notified = told, "prompt catalog reloaded")
+                }
                 Err(diags) => {
                     tracing::warn!(dir = %dir.display(), "prompt change rejected; keeping the previous catalog");
                     for d in diags {

@@ -162,7 +162,11 @@ pub fn admit(path: &Path, roots: &ReadRoots) -> Result<AdmittedTarget, Admission
     })
 }
 
-fn bundle_executable(bundle: &Path, shown: &str, roots: &ReadRoots) -> Result<PathBuf, AdmissionError> {
+fn bundle_executable(
+    bundle: &Path,
+    shown: &str,
+    roots: &ReadRoots,
+) -> Result<PathBuf, AdmissionError> {
     let invalid = |reason: String| AdmissionError::InvalidBundle {
         path: shown.to_string(),
         reason,
@@ -184,7 +188,9 @@ fn bundle_executable(bundle: &Path, shown: &str, roots: &ReadRoots) -> Result<Pa
         .and_then(plist::Value::as_string)
         .ok_or_else(|| invalid("Info.plist has no CFBundleExecutable string".into()))?;
     if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\', '\0']) {
-        return Err(invalid(format!("CFBundleExecutable {name:?} is not a plain file name")));
+        return Err(invalid(format!(
+            "CFBundleExecutable {name:?} is not a plain file name"
+        )));
     }
     let macos = bundle
         .join("Contents/MacOS")
@@ -202,7 +208,9 @@ fn bundle_executable(bundle: &Path, shown: &str, roots: &ReadRoots) -> Result<Pa
     }
     let real = roots.confine(&real)?;
     if !real.is_file() {
-        return Err(invalid(format!("Contents/MacOS/{name} is not a regular file")));
+        return Err(invalid(format!(
+            "Contents/MacOS/{name} is not a regular file"
+        )));
     }
     Ok(real)
 }
@@ -240,7 +248,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let bundle = app(dir.path(), &plist_with("Demo"));
         std::fs::write(dir.path().join("outside"), b"x").unwrap();
-        std::os::unix::fs::symlink(dir.path().join("outside"), bundle.join("Contents/MacOS/Demo")).unwrap();
+        std::os::unix::fs::symlink(
+            dir.path().join("outside"),
+            bundle.join("Contents/MacOS/Demo"),
+        )
+        .unwrap();
         let err = admit(&bundle, &ReadRoots::default()).unwrap_err();
         assert_eq!(err.code(), "invalid_bundle");
         assert!(err.to_string().contains("outside Contents/MacOS"), "{err}");
@@ -269,7 +281,8 @@ mod tests {
         let inside = tempfile::tempdir().unwrap();
         let outside = tempfile::tempdir().unwrap();
         std::fs::write(outside.path().join("secret"), b"x").unwrap();
-        std::os::unix::fs::symlink(outside.path().join("secret"), inside.path().join("link")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret"), inside.path().join("link"))
+            .unwrap();
         let roots = ReadRoots::new(&[inside.path().to_path_buf()]).unwrap();
         let err = admit(&inside.path().join("link"), &roots).unwrap_err();
         assert_eq!(err.code(), "outside_read_roots");

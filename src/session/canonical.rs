@@ -10,7 +10,9 @@ use serde_json::Value;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CanonicalError {
-    #[error("Evidence may not contain floating-point numbers ({0}); record times as integer milliseconds")]
+    #[error(
+        "Evidence may not contain floating-point numbers ({0}); record times as integer milliseconds"
+    )]
     Float(String),
 }
 

@@ -17,7 +17,9 @@ pub enum Recorded {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LedgerError {
-    #[error("the Evidence ledger is full ({limit}); close_binary clears it, or start a new session")]
+    #[error(
+        "the Evidence ledger is full ({limit}); close_binary clears it, or start a new session"
+    )]
     Full { limit: String },
 }
 

@@ -56,7 +56,9 @@ pub struct Binding {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SelectionError {
-    #[error("provider id {0:?} is not valid: use `auto`, `native` or a deep provider id ([a-z][a-z0-9-]*, at most 64 characters)")]
+    #[error(
+        "provider id {0:?} is not valid: use `auto`, `native` or a deep provider id ([a-z][a-z0-9-]*, at most 64 characters)"
+    )]
     Invalid(String),
     #[error("unknown provider {id:?}; this build offers: {known}")]
     Unknown { id: String, known: String },
@@ -69,7 +71,9 @@ pub fn select_provider(requested: Option<&str>) -> Result<Binding, SelectionErro
     let shape_ok = !id.is_empty()
         && id.len() <= 64
         && id.starts_with(|c: char| c.is_ascii_lowercase())
-        && id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+        && id
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
     if !shape_ok {
         return Err(SelectionError::Invalid(id.to_string()));
     }
@@ -105,7 +109,11 @@ pub struct ActiveTarget {
 impl ActiveTarget {
     /// Document names, in file order.
     pub fn document_names(&self) -> Vec<String> {
-        self.image.documents().iter().map(|d| d.name.clone()).collect()
+        self.image
+            .documents()
+            .iter()
+            .map(|d| d.name.clone())
+            .collect()
     }
 
     /// The file-level Evidence subject.
@@ -198,7 +206,11 @@ impl Session {
 
     /// Opens `path` and makes it the active target. On failure the previous
     /// target stays active.
-    pub fn open(&mut self, path: &Path, provider_id: Option<&str>) -> Result<Arc<ActiveTarget>, SessionError> {
+    pub fn open(
+        &mut self,
+        path: &Path,
+        provider_id: Option<&str>,
+    ) -> Result<Arc<ActiveTarget>, SessionError> {
         let binding = select_provider(provider_id)?;
         let admitted = admission::admit(path, &self.read_roots)?;
         let image = NativeImage::open(&admitted.file)?;
@@ -243,7 +255,9 @@ impl Session {
 
     /// Seals and records Evidence.
     pub fn record(&mut self, draft: EvidenceDraft) -> Result<Evidence, SessionError> {
-        let evidence = draft.seal().map_err(|e| SessionError::Evidence(e.to_string()))?;
+        let evidence = draft
+            .seal()
+            .map_err(|e| SessionError::Evidence(e.to_string()))?;
         self.ledger.record(evidence.clone())?;
         Ok(evidence)
     }

@@ -35,7 +35,10 @@ impl ProcedureIndex {
                 }
             }
         }
-        let addresses = inventory.procedures.iter().map(|p| format_address(p.address));
+        let addresses = inventory
+            .procedures
+            .iter()
+            .map(|p| format_address(p.address));
         let unique_names = names
             .into_iter()
             .filter(|&(_, count)| count == 1)
@@ -54,7 +57,11 @@ impl ProcedureIndex {
 pub(super) struct Slot(Mutex<Option<Arc<ProcedureIndex>>>);
 
 impl Slot {
-    pub(super) fn get_or_build(&self, image: &NativeImage, document: usize) -> Result<Arc<ProcedureIndex>, ProviderError> {
+    pub(super) fn get_or_build(
+        &self,
+        image: &NativeImage,
+        document: usize,
+    ) -> Result<Arc<ProcedureIndex>, ProviderError> {
         let inventory = image.inventory(document)?;
         let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(index) = slot.as_ref()

@@ -14,7 +14,11 @@ pub struct ToolError {
 }
 
 impl ToolError {
-    pub fn new(code: &'static str, message: impl Into<String>, remediation: impl Into<String>) -> Self {
+    pub fn new(
+        code: &'static str,
+        message: impl Into<String>,
+        remediation: impl Into<String>,
+    ) -> Self {
         ToolError {
             code,
             message: message.into(),
@@ -68,7 +72,9 @@ impl From<SessionError> for ToolError {
 
 fn provider_error(e: ProviderError, message: String) -> ToolError {
     match e {
-        ProviderError::Io { .. } => ToolError::new("io_error", message, "Check that the file is readable."),
+        ProviderError::Io { .. } => {
+            ToolError::new("io_error", message, "Check that the file is readable.")
+        }
         ProviderError::UnsupportedFormat { .. } => ToolError::new(
             "unsupported_format",
             message,

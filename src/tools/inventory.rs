@@ -29,7 +29,9 @@ pub(crate) fn list_documents(_: ListDocumentsInput, session: &mut Session) -> Ha
 pub(crate) fn binary_overview(input: BinaryOverviewInput, session: &mut Session) -> HandlerResult {
     let limit = input.limit.unwrap_or(50);
     if !(1..=200).contains(&limit) {
-        return Err(ToolError::invalid_arguments(format!("limit {limit} is outside 1-200")));
+        return Err(ToolError::invalid_arguments(format!(
+            "limit {limit} is outside 1-200"
+        )));
     }
     let target = session.require_target()?.clone();
     let document = session.document_index(input.document.as_deref())?;
@@ -63,7 +65,9 @@ pub(crate) fn binary_overview(input: BinaryOverviewInput, session: &mut Session)
 pub(crate) fn list_procedures(input: ListProceduresInput, session: &mut Session) -> HandlerResult {
     let limit = input.limit.unwrap_or(100);
     if !(1..=500).contains(&limit) {
-        return Err(ToolError::invalid_arguments(format!("limit {limit} is outside 1-500")));
+        return Err(ToolError::invalid_arguments(format!(
+            "limit {limit} is outside 1-500"
+        )));
     }
     let offset = input.offset.unwrap_or(0);
     let target = session.require_target()?.clone();

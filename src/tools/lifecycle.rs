@@ -4,10 +4,14 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::inputs::{BinarySessionInput, CloseBinaryInput, OpenBinaryInput, SetCurrentDocumentInput};
+use super::inputs::{
+    BinarySessionInput, CloseBinaryInput, OpenBinaryInput, SetCurrentDocumentInput,
+};
 use super::{CATALOG, HandlerResult, ToolName, availability};
 use crate::session::ledger::{MAX_BYTES, MAX_RECORDS};
-use crate::session::{Confidence, DEEP_PROVIDERS, EvidenceDraft, Location, Session, native_identity};
+use crate::session::{
+    Confidence, DEEP_PROVIDERS, EvidenceDraft, Location, Session, native_identity,
+};
 
 /// Session status. Reads state only and records no Evidence, so calling it
 /// twice with nothing in between returns the same value.
@@ -87,7 +91,13 @@ pub(crate) fn open_binary(input: OpenBinaryInput, session: &mut Session) -> Hand
     let evidence = session.record(draft)?;
     let mut result = identity;
     result["path"] = json!(target.display_path());
-    result["bundle"] = json!(target.admitted.bundle.as_ref().map(|b| b.display().to_string()));
+    result["bundle"] = json!(
+        target
+            .admitted
+            .bundle
+            .as_ref()
+            .map(|b| b.display().to_string())
+    );
     result["current_document"] = json!(documents.first());
     Ok((result, Some(evidence)))
 }
@@ -98,7 +108,10 @@ pub(crate) fn close_binary(_: CloseBinaryInput, session: &mut Session) -> Handle
     Ok((json!({"closed": closed, "ledger_cleared": true}), None))
 }
 
-pub(crate) fn set_current_document(input: SetCurrentDocumentInput, session: &mut Session) -> HandlerResult {
+pub(crate) fn set_current_document(
+    input: SetCurrentDocumentInput,
+    session: &mut Session,
+) -> HandlerResult {
     let current = session.set_current_document(&input.document)?;
     Ok((json!({"current_document": current}), None))
 }

@@ -17,8 +17,8 @@ use std::sync::{Arc, LazyLock};
 use rmcp::model::JsonObject;
 use serde_json::{Value, json};
 
-pub use crate::catalog::generated::tools::ToolName;
 use crate::catalog::generated::tools::CATALOG_TOML;
+pub use crate::catalog::generated::tools::ToolName;
 use crate::catalog::spec::{Effect, ToolCatalogSpec, ToolSpec};
 use crate::session::{Evidence, Session};
 pub use errors::ToolError;
@@ -52,7 +52,10 @@ pub fn input_schema(tool: ToolName) -> Arc<JsonObject> {
 /// The outcome of one call.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolOutput {
-    Success { result: Value, evidence: Option<Evidence> },
+    Success {
+        result: Value,
+        evidence: Option<Box<Evidence>>,
+    },
     Failure(ToolError),
 }
 
@@ -60,7 +63,9 @@ impl ToolOutput {
     /// The structured content sent to the client.
     pub fn to_json(&self) -> Value {
         match self {
-            ToolOutput::Success { result, evidence } => json!({"result": result, "evidence": evidence}),
+            ToolOutput::Success { result, evidence } => {
+                json!({"result": result, "evidence": evidence})
+            }
             ToolOutput::Failure(error) => json!({"error": error}),
         }
     }
@@ -85,18 +90,33 @@ pub fn availability(tool: ToolName, session: &Session) -> Result<(), &'static st
 /// Runs one tool against the session.
 pub fn call(tool: ToolName, arguments: JsonObject, session: &mut Session) -> ToolOutput {
     let outcome = match tool {
-        ToolName::BinarySession => inputs::parse(arguments).and_then(|i| lifecycle::binary_session(i, session)),
-        ToolName::OpenBinary => inputs::parse(arguments).and_then(|i| lifecycle::open_binary(i, session)),
-        ToolName::CloseBinary => inputs::parse(arguments).and_then(|i| lifecycle::close_binary(i, session)),
-        ToolName::ListDocuments => inputs::parse(arguments).and_then(|i| inventory::list_documents(i, session)),
+        ToolName::BinarySession => {
+            inputs::parse(arguments).and_then(|i| lifecycle::binary_session(i, session))
+        }
+        ToolName::OpenBinary => {
+            inputs::parse(arguments).and_then(|i| lifecycle::open_binary(i, session))
+        }
+        ToolName::CloseBinary => {
+            inputs::parse(arguments).and_then(|i| lifecycle::close_binary(i, session))
+        }
+        ToolName::ListDocuments => {
+            inputs::parse(arguments).and_then(|i| inventory::list_documents(i, session))
+        }
         ToolName::SetCurrentDocument => {
             inputs::parse(arguments).and_then(|i| lifecycle::set_current_document(i, session))
         }
-        ToolName::BinaryOverview => inputs::parse(arguments).and_then(|i| inventory::binary_overview(i, session)),
-        ToolName::ListProcedures => inputs::parse(arguments).and_then(|i| inventory::list_procedures(i, session)),
+        ToolName::BinaryOverview => {
+            inputs::parse(arguments).and_then(|i| inventory::binary_overview(i, session))
+        }
+        ToolName::ListProcedures => {
+            inputs::parse(arguments).and_then(|i| inventory::list_procedures(i, session))
+        }
     };
     match outcome {
-        Ok((result, evidence)) => ToolOutput::Success { result, evidence },
+        Ok((result, evidence)) => ToolOutput::Success {
+            result,
+            evidence: evidence.map(Box::new),
+        },
         Err(error) => ToolOutput::Failure(error),
     }
 }

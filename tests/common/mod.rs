@@ -13,7 +13,7 @@ use rea::session::ReadRoots;
 use rmcp::model::{CallToolRequestParams, CompletionContext, CompletionInfo, ProtocolVersion};
 use rmcp::service::{ClientLifecycleMode, NotificationContext, RoleClient, RunningService};
 use rmcp::{ClientHandler, ServiceExt};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use tokio::sync::Notify;
 
 /// Which protocol era a test client speaks.
@@ -44,7 +44,10 @@ impl ClientHandler for Counter {
 pub type Client = RunningService<RoleClient, Counter>;
 
 pub fn hub() -> Arc<Hub> {
-    Hub::new(LoadedCatalog::embedded().expect("embedded catalog"), ReadRoots::default())
+    Hub::new(
+        LoadedCatalog::embedded().expect("embedded catalog"),
+        ReadRoots::default(),
+    )
 }
 
 /// Connects a fresh client of `era` to a fresh server connection on `hub`.
@@ -64,9 +67,13 @@ pub async fn connect_to(hub: &Arc<Hub>, era: Era) -> (Client, ReaServer, Counter
             preferred_versions: vec![ProtocolVersion::V_2026_07_28],
         },
     };
-    let client = rmcp::service::ClientServiceExt::serve_with_lifecycle(counter.clone(), client_io, lifecycle)
-        .await
-        .expect("client connects");
+    let client = rmcp::service::ClientServiceExt::serve_with_lifecycle(
+        counter.clone(),
+        client_io,
+        lifecycle,
+    )
+    .await
+    .expect("client connects");
     (client, handle, counter)
 }
 
@@ -85,12 +92,20 @@ pub async fn call(client: &Client, tool: &str, args: Value) -> (Value, bool) {
         .await
         .expect("tools/call answers");
     (
-        result.structured_content.clone().expect("structured content"),
+        result
+            .structured_content
+            .clone()
+            .expect("structured content"),
         result.is_error.unwrap_or(false),
     )
 }
 
-pub async fn complete(client: &Client, prompt: &str, argument: &str, value: &str) -> CompletionInfo {
+pub async fn complete(
+    client: &Client,
+    prompt: &str,
+    argument: &str,
+    value: &str,
+) -> CompletionInfo {
     complete_with(client, prompt, argument, value, None).await
 }
 
@@ -129,11 +144,15 @@ pub fn skip(reason: &str) {
 
 /// A pinned fixture from `tests/fixtures/fetch.sh`.
 pub fn fixture(name: &str) -> Option<PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/fixtures").join(name);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target/fixtures")
+        .join(name);
     if path.is_file() {
         Some(path)
     } else {
-        skip(&format!("fixture {name} is missing; run tests/fixtures/fetch.sh"));
+        skip(&format!(
+            "fixture {name} is missing; run tests/fixtures/fetch.sh"
+        ));
         None
     }
 }
@@ -207,7 +226,7 @@ pub fn values(info: &CompletionInfo) -> Vec<&str> {
 }
 
 pub fn json_of<T: serde::Serialize>(v: &T) -> Value {
-    serde_json::to_value(v).unwrap_or_else(|_| json!(null))
+    serde_json::to_value(v).unwrap_or(Value::Null)
 }
 
 /// `call` over a bare peer (for use inside spawned tasks).
@@ -217,7 +236,66 @@ pub async fn call_peer(peer: &rmcp::service::Peer<RoleClient>, tool: &str) -> (V
         .await
         .expect("tools/call answers");
     (
-        result.structured_content.clone().expect("structured content"),
+        result
+            .structured_content
+            .clone()
+            .expect("structured content"),
         result.is_error.unwrap_or(false),
     )
+}
+
+/// Defined function symbols per `llvm-nm --format=sysv` (ELF: type FUNC;
+/// Mach-O, which has no type column: classes T/t): `(address, name)`.
+pub fn nm_functions(args: &[&str], path: &Path) -> Option<Vec<(u64, String)>> {
+    let out = match Command::new("llvm-nm")
+        .args(["--defined-only", "--format=sysv"])
+        .args(args)
+        .arg(path)
+        .output()
+    {
+        Ok(out) if out.status.success() => out,
+        Ok(out) => panic!("llvm-nm failed: {}", String::from_utf8_lossy(&out.stderr)),
+        Err(e) => {
+            skip(&format!("cannot run llvm-nm: {e}"));
+            return None;
+        }
+    };
+    Some(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|line| {
+                let cols: Vec<&str> = line.split('|').map(str::trim).collect();
+                if cols.len() < 4 {
+                    return None;
+                }
+                let address = u64::from_str_radix(cols[1], 16).ok()?;
+                let is_function =
+                    cols[3] == "FUNC" || (cols[3].is_empty() && matches!(cols[2], "T" | "t"));
+                is_function.then(|| (address, cols[0].to_string()))
+            })
+            .collect(),
+    )
+}
+
+/// The completion candidates an inventory built from `functions` (plus an
+/// optional entry point) must offer: every address, and each name that
+/// identifies exactly one address.
+pub fn expected_candidates(functions: &[(u64, String)], entry: Option<u64>) -> Vec<String> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let mut addresses: BTreeSet<u64> = functions.iter().map(|(a, _)| *a).collect();
+    addresses.extend(entry);
+    let mut names: BTreeMap<&str, BTreeSet<u64>> = BTreeMap::new();
+    for (a, n) in functions {
+        names.entry(n.as_str()).or_default().insert(*a);
+    }
+    let mut out: Vec<String> = addresses.iter().map(|a| format!("{a:#x}")).collect();
+    out.extend(
+        names
+            .into_iter()
+            .filter(|(_, a)| a.len() == 1)
+            .map(|(n, _)| n.to_string()),
+    );
+    out.sort();
+    out.dedup();
+    out
 }

@@ -81,7 +81,7 @@ pub(super) fn inventory(file: &object::File<'_>) -> Inventory {
             binding: Binding::Local,
         });
     }
-    build(candidates)
+    build(candidates, MAX_NAME_BYTES)
 }
 
 fn collect_symbols<'data, S: ObjectSymbol<'data>>(
@@ -173,8 +173,9 @@ impl CodeRanges {
     }
 }
 
-/// Sorts, deduplicates and groups candidates into the inventory.
-fn build(mut candidates: Vec<Candidate<'_>>) -> Inventory {
+/// Sorts, deduplicates and groups candidates into the inventory, stopping
+/// at [`MAX_PROCEDURES`] addresses or `max_name_bytes` of names.
+fn build(mut candidates: Vec<Candidate<'_>>, max_name_bytes: usize) -> Inventory {
     // Sorting by (address, name, binding) and keeping the first of each
     // (address, name) run keeps every name once, with its strongest binding,
     // already in byte order for the aliases.
@@ -194,7 +195,7 @@ fn build(mut candidates: Vec<Candidate<'_>>) -> Inventory {
         name_bytes = group.iter().fold(name_bytes, |total, candidate| {
             total.saturating_add(candidate.name.len())
         });
-        if inventory.procedures.len() == MAX_PROCEDURES || name_bytes > MAX_NAME_BYTES {
+        if inventory.procedures.len() == MAX_PROCEDURES || name_bytes > max_name_bytes {
             inventory.truncated = true;
             break;
         }
@@ -230,4 +231,89 @@ fn procedure_at(group: &[Candidate<'_>], non_utf8_names: &mut usize) -> Option<P
         name: primary.map(str::to_owned),
         aliases,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn candidate(address: u64, name: &'static [u8], binding: Binding) -> Candidate<'static> {
+        Candidate {
+            address,
+            name: Cow::Borrowed(name),
+            binding,
+        }
+    }
+
+    #[test]
+    fn more_than_max_procedures_keeps_the_lowest_addresses() {
+        let count = MAX_PROCEDURES as u64 + 2;
+        // Descending input, so keeping the lowest requires the sort.
+        let candidates = (0..count)
+            .rev()
+            .map(|address| candidate(address, b"f", Binding::Global))
+            .collect();
+        let inventory = build(candidates, MAX_NAME_BYTES);
+        assert!(inventory.truncated);
+        assert_eq!(inventory.procedures.len(), MAX_PROCEDURES);
+        assert_eq!(inventory.procedures.first().map(|p| p.address), Some(0));
+        assert_eq!(
+            inventory.procedures.last().map(|p| p.address),
+            Some(MAX_PROCEDURES as u64 - 1)
+        );
+    }
+
+    #[test]
+    fn exactly_max_procedures_is_not_truncated() {
+        let candidates = (0..MAX_PROCEDURES as u64)
+            .map(|address| candidate(address, b"", Binding::Local))
+            .collect();
+        let inventory = build(candidates, MAX_NAME_BYTES);
+        assert!(!inventory.truncated);
+        assert_eq!(inventory.procedures.len(), MAX_PROCEDURES);
+    }
+
+    #[test]
+    fn duplicate_names_count_once_with_their_strongest_binding() {
+        let inventory = build(
+            vec![
+                candidate(0x10, b"zeta", Binding::Local),
+                candidate(0x10, b"alpha", Binding::Local),
+                candidate(0x10, b"zeta", Binding::Global),
+                candidate(0x10, b"\xff", Binding::Global),
+                candidate(0x10, b"\xff", Binding::Local),
+            ],
+            MAX_NAME_BYTES,
+        );
+        assert_eq!(inventory.non_utf8_names, 1);
+        assert_eq!(
+            inventory.procedures,
+            vec![Procedure {
+                address: 0x10,
+                name: Some("zeta".to_owned()),
+                aliases: vec!["alpha".to_owned()],
+            }]
+        );
+    }
+
+    #[test]
+    fn names_beyond_the_byte_budget_truncate() {
+        let candidates = (0..10)
+            .map(|address| candidate(address, b"0123456789", Binding::Global))
+            .collect();
+        let inventory = build(candidates, 35);
+        assert!(inventory.truncated);
+        assert_eq!(inventory.procedures.len(), 3);
+    }
+
+    #[test]
+    fn code_ranges_merge_overlaps() {
+        let ranges = CodeRanges(vec![(0x1000, 0x2000), (0x3000, 0x3010)]);
+        assert!(ranges.contains(0x1000));
+        assert!(ranges.contains(0x1fff));
+        assert!(!ranges.contains(0x2000));
+        assert!(!ranges.contains(0xfff));
+        assert!(ranges.contains(0x3008));
+        assert!(!ranges.contains(u64::MAX));
+    }
 }

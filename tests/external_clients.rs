@@ -1,0 +1,334 @@
+//! The real `rea` binary over stdio, driven by MCP clients that are not ours:
+//! the Python SDK (`mcp` 2.3.x: `ClientSession` legacy and `Client` in auto
+//! mode, which negotiates 2026-07-28) and the npm SDK
+//! (`@modelcontextprotocol/sdk` 1.32.x, 2025-11-25). Expectations come from
+//! `llvm-nm` on a real ELF shared library nobody here wrote.
+//!
+//! `.ci/run` installs both clients under `target/ci/`; with
+//! `REA_REQUIRE_EXTERNALS=1` a missing client, fixture or tool fails.
+
+mod common;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+const REA: &str = env!("CARGO_BIN_EXE_rea");
+const FIXTURE: &str = "watcher-linux-x64.node";
+/// ELF entry point of the fixture (`llvm-readelf -h`).
+const FIXTURE_ENTRY: u64 = 0x1ed60;
+
+fn ci_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("target/ci")
+}
+
+fn python() -> Option<PathBuf> {
+    let python = std::env::var_os("REA_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| ci_dir().join("venv/bin/python"));
+    let ok = Command::new(&python)
+        .args(["-c", "import mcp.client.client"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if ok {
+        Some(python)
+    } else {
+        common::skip(&format!(
+            "{} cannot import the Python `mcp` SDK; run .ci/run's install step",
+            python.display()
+        ));
+        None
+    }
+}
+
+fn node_modules() -> Option<PathBuf> {
+    let dir = std::env::var_os("REA_NODE_MODULES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| ci_dir().join("npm/node_modules"));
+    let ok = dir.join("@modelcontextprotocol/sdk/package.json").is_file()
+        && Command::new("node")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+    if ok {
+        Some(dir)
+    } else {
+        common::skip(&format!(
+            "node or @modelcontextprotocol/sdk missing under {}",
+            dir.display()
+        ));
+        None
+    }
+}
+
+fn run(mut cmd: Command, plan: &Value) -> Value {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("client starts");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(plan.to_string().as_bytes())
+        .expect("plan written");
+    let out = child.wait_with_output().expect("client finishes");
+    assert!(
+        out.status.success(),
+        "client failed: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "client output is not JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
+}
+
+fn script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/external")
+        .join(name)
+}
+
+/// What the fixture must produce, from llvm-nm.
+struct Oracle {
+    path: PathBuf,
+    document: String,
+    candidates: Vec<String>,
+    unique_name: String,
+    address: String,
+}
+
+fn oracle() -> Option<Oracle> {
+    let path = common::fixture(FIXTURE)?;
+    let functions = common::nm_functions(&["-D"], &path)?;
+    let candidates = common::expected_candidates(&functions, Some(FIXTURE_ENTRY));
+    // A unique name whose lowercase prefix matches nothing else.
+    let unique_name = candidates
+        .iter()
+        .filter(|c| !c.starts_with("0x"))
+        .find(|c| {
+            let key = c.to_lowercase();
+            candidates
+                .iter()
+                .filter(|o| o.to_lowercase().starts_with(&key))
+                .count()
+                == 1
+        })?
+        .clone();
+    let address = functions
+        .iter()
+        .find(|(_, n)| *n == unique_name)
+        .map(|(a, _)| format!("{a:#x}"))?;
+    Some(Oracle {
+        path,
+        document: FIXTURE.to_string(),
+        candidates,
+        unique_name,
+        address,
+    })
+}
+
+fn plan(o: &Oracle) -> Value {
+    let ctx = json!({"document": o.document});
+    json!([
+        {"op": "list_prompts"},
+        {"op": "get_prompt", "name": "investigate_feature", "arguments": {"feature": "file watching\n```\n# injected"}},
+        {"op": "complete", "prompt": "investigate_feature", "argument": "document", "value": ""},
+        {"op": "call", "tool": "open_binary", "arguments": {"path": o.path}},
+        {"op": "complete", "prompt": "investigate_feature", "argument": "document", "value": "WATCHER"},
+        {"op": "complete", "prompt": "investigate_feature", "argument": "procedure", "value": o.unique_name, "context": ctx},
+        {"op": "complete", "prompt": "trace_crash", "argument": "procedure", "value": "0x", "context": ctx},
+        {"op": "complete", "prompt": "trace_crash", "argument": "procedure", "value": o.address, "context": ctx},
+        {"op": "complete", "prompt": "investigate_feature", "argument": "procedure", "value": ""},
+        {"op": "call", "tool": "list_procedures", "arguments": {"limit": 500}},
+        {"op": "complete", "prompt": "audit_residual_unknowns", "argument": "evidence_id", "value": "ev_"},
+        {"op": "call", "tool": "close_binary", "arguments": {}},
+        {"op": "complete", "prompt": "investigate_feature", "argument": "document", "value": ""},
+        {"op": "complete", "prompt": "investigate_feature", "argument": "procedure", "value": "0x"},
+        {"op": "complete", "prompt": "audit_residual_unknowns", "argument": "evidence_id", "value": ""},
+        {"op": "get_prompt", "name": "nope", "arguments": {}},
+    ])
+}
+
+fn completion(v: &Value) -> &Value {
+    &v["completion"]
+}
+
+fn assert_results(client: &str, o: &Oracle, results: &[Value]) {
+    let names: Vec<&str> = results[0]["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names[0], "investigate_feature", "{client}");
+    assert_eq!(names.len(), 6);
+    let text = results[1]["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap();
+    assert!(
+        text.contains("\"file watching\\n\\u0060\\u0060\\u0060\\n# injected\""),
+        "{client}: {text}"
+    );
+    assert!(!text.contains("\n# injected"));
+    assert_eq!(completion(&results[2])["total"], 0, "{client}: before open");
+    assert_eq!(results[3]["isError"], false, "{client}: {}", results[3]);
+    assert!(
+        results[3]["structuredContent"]["evidence"]["evidence_id"]
+            .as_str()
+            .unwrap()
+            .starts_with("ev_")
+    );
+    assert_eq!(
+        completion(&results[4])["values"],
+        json!([o.document]),
+        "{client}"
+    );
+
+    let unique = completion(&results[5]);
+    assert_eq!(unique["values"], json!([o.unique_name]), "{client}");
+    assert_eq!(
+        (unique["total"].clone(), unique["hasMore"].clone()),
+        (json!(1), json!(false))
+    );
+
+    let addresses: Vec<&String> = o
+        .candidates
+        .iter()
+        .filter(|c| c.starts_with("0x"))
+        .collect();
+    let all = completion(&results[6]);
+    assert_eq!(
+        all["total"],
+        json!(addresses.len()),
+        "{client}: every address completes"
+    );
+    assert_eq!(all["hasMore"], json!(addresses.len() > 100));
+    let first: Vec<&String> = addresses.iter().take(100).copied().collect();
+    assert_eq!(
+        all["values"],
+        json!(first),
+        "{client}: first hundred in code-point order"
+    );
+    assert!(
+        completion(&results[7])["values"]
+            .as_array()
+            .unwrap()
+            .contains(&json!(o.address))
+    );
+
+    let everything = completion(&results[8]);
+    assert_eq!(
+        everything["total"],
+        json!(o.candidates.len()),
+        "{client}: addresses plus unique names, exactly"
+    );
+    assert_eq!(
+        everything["values"],
+        json!(o.candidates.iter().take(100).collect::<Vec<_>>())
+    );
+
+    let page = &results[9]["structuredContent"]["result"];
+    assert_eq!(
+        page["total"],
+        json!(addresses.len()),
+        "{client}: inventory total"
+    );
+    assert_eq!(
+        completion(&results[10])["total"],
+        2,
+        "{client}: open + one page of Evidence"
+    );
+    assert_eq!(results[11]["isError"], false);
+    for r in &results[12..15] {
+        assert_eq!(
+            completion(r)["total"],
+            0,
+            "{client}: empty after close: {r}"
+        );
+        assert_eq!(completion(r)["values"], json!([]));
+    }
+    assert_eq!(
+        results[15]["error"]["code"], -32602,
+        "{client}: {}",
+        results[15]
+    );
+}
+
+#[test]
+fn python_sdk_legacy_client_session() {
+    let (Some(python), Some(o)) = (python(), oracle()) else {
+        return;
+    };
+    let mut cmd = Command::new(python);
+    cmd.arg(script("python_client.py"))
+        .args(["legacy", REA, "mcp"]);
+    let out = run(cmd, &plan(&o));
+    assert_eq!(out["protocol_version"], "2025-11-25");
+    assert_results("python legacy", &o, out["results"].as_array().unwrap());
+}
+
+#[test]
+fn python_sdk_modern_client() {
+    let (Some(python), Some(o)) = (python(), oracle()) else {
+        return;
+    };
+    let mut cmd = Command::new(python);
+    cmd.arg(script("python_client.py"))
+        .args(["modern", REA, "mcp"]);
+    let out = run(cmd, &plan(&o));
+    assert_eq!(out["protocol_version"], "2026-07-28");
+    assert_results("python modern", &o, out["results"].as_array().unwrap());
+}
+
+#[test]
+fn npm_sdk_client() {
+    let (Some(modules), Some(o)) = (node_modules(), oracle()) else {
+        return;
+    };
+    let mut cmd = Command::new("node");
+    cmd.env("NODE_PATH", &modules)
+        .arg(script("npm_client.mjs"))
+        .args([REA, "mcp"]);
+    let out = run(cmd, &plan(&o));
+    assert_eq!(out["protocol_version"], "2025-11-25");
+    assert_results("npm", &o, out["results"].as_array().unwrap());
+}
+
+#[test]
+fn python_modern_subscriber_receives_a_watched_reload_and_others_do_not() {
+    let Some(python) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts")).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), dir.path().join(entry.file_name())).unwrap();
+    }
+    let file = dir.path().join("trace_crash.toml");
+    let mut cmd = Command::new(python);
+    cmd.arg(script("python_client.py"))
+        .args(["reload", REA, "mcp", "--prompts-dir"])
+        .arg(dir.path());
+    let out = run(
+        cmd,
+        &json!({"edit": {"file": file, "from": "title = \"Trace a crash\"", "to": "title = \"Trace a crash (edited)\""}, "quiet_seconds": 2}),
+    );
+    assert_eq!(out["protocol_version"], "2026-07-28");
+    assert_eq!(out["event"], "PromptsListChanged", "{out}");
+    assert_eq!(
+        out["unsolicited"],
+        json!([]),
+        "the unsubscribed modern client got: {}",
+        out["unsolicited"]
+    );
+    let title = |v: &Value| v["prompts"][3]["title"].as_str().unwrap().to_string();
+    assert_eq!(title(&out["before"]), "Trace a crash");
+    assert_eq!(title(&out["after"]), "Trace a crash (edited)");
+}
