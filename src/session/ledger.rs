@@ -72,3 +72,50 @@ impl Ledger {
         self.records.get(id)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::evidence::{Confidence, EvidenceDraft, ProviderIdentity};
+    use serde_json::json;
+
+    fn evidence(i: usize) -> Evidence {
+        EvidenceDraft {
+            operation: "list_procedures",
+            subject: None,
+            provider: ProviderIdentity {
+                id: "native".into(),
+                name: "native".into(),
+                version: "0".into(),
+            },
+            parameters: json!({"offset": i}),
+            result: json!([]),
+            confidence: Confidence::Observed,
+            limitations: vec![],
+            locations: vec![],
+            local_path: None,
+        }
+        .seal()
+        .unwrap()
+    }
+
+    #[test]
+    fn equal_records_deduplicate_and_a_full_ledger_refuses() {
+        let mut ledger = Ledger::default();
+        assert_eq!(ledger.record(evidence(0)), Ok(Recorded::Added));
+        assert_eq!(ledger.record(evidence(0)), Ok(Recorded::Duplicate));
+        for i in 1..MAX_RECORDS {
+            ledger.record(evidence(i)).unwrap();
+        }
+        assert_eq!(ledger.len(), MAX_RECORDS);
+        let err = ledger.record(evidence(MAX_RECORDS)).unwrap_err();
+        assert!(err.to_string().contains("close_binary"), "{err}");
+        // A record already held is still a duplicate, not an error.
+        assert_eq!(ledger.record(evidence(5)), Ok(Recorded::Duplicate));
+        let ids: Vec<&String> = ledger.records().map(|r| &r.evidence_id).collect();
+        assert!(
+            ids.windows(2).all(|w| w[0] < w[1]),
+            "records are in ID order"
+        );
+    }
+}

@@ -74,3 +74,63 @@ impl Slot {
         Ok(index)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::providers::Procedure;
+
+    fn procedure(address: u64, name: Option<&str>, aliases: &[&str]) -> Procedure {
+        Procedure {
+            address,
+            name: name.map(str::to_string),
+            aliases: aliases.iter().map(|a| a.to_string()).collect(),
+        }
+    }
+
+    fn inventory(truncated: bool) -> Arc<Inventory> {
+        Arc::new(Inventory {
+            procedures: vec![
+                procedure(0x1000, Some("main"), &["_start_alias"]),
+                procedure(0x2000, Some("dup"), &[]),
+                procedure(0x3000, Some("dup"), &[]),
+                procedure(0x4000, None, &[]),
+            ],
+            truncated,
+            non_utf8_names: 0,
+        })
+    }
+
+    #[test]
+    fn offers_every_address_and_only_unique_names() {
+        let index = ProcedureIndex::build(inventory(false));
+        let all = index.candidates.query("");
+        assert_eq!(
+            all.values,
+            [
+                "0x1000",
+                "0x2000",
+                "0x3000",
+                "0x4000",
+                "_start_alias",
+                "main"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_truncated_inventory_offers_addresses_but_no_names() {
+        let index = ProcedureIndex::build(inventory(true));
+        assert_eq!(
+            index.candidates.query("").values,
+            ["0x1000", "0x2000", "0x3000", "0x4000"]
+        );
+    }
+
+    #[test]
+    fn each_build_has_its_own_generation() {
+        let a = ProcedureIndex::build(inventory(false));
+        let b = ProcedureIndex::build(inventory(false));
+        assert_ne!(a.generation, b.generation);
+    }
+}

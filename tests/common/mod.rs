@@ -271,7 +271,10 @@ pub fn nm_functions(args: &[&str], path: &Path) -> Option<Vec<(u64, String)>> {
                 let address = u64::from_str_radix(cols[1], 16).ok()?;
                 let is_function =
                     cols[3] == "FUNC" || (cols[3].is_empty() && matches!(cols[2], "T" | "t"));
-                is_function.then(|| (address, cols[0].to_string()))
+                // llvm-nm decorates dynamic ELF names with their symbol version
+                // (`inflate@@ZLIB_1.2.0`); the symbol's name is what precedes it.
+                let name = cols[0].split('@').next().unwrap_or(cols[0]);
+                is_function.then(|| (address, name.to_string()))
             })
             .collect(),
     )

@@ -1,0 +1,199 @@
+//! Real binaries nobody here wrote, opened through the MCP tools and checked
+//! against independent oracles (`llvm-nm`, `llvm-objdump -p`): a system ELF,
+//! a Mach-O thin bundle, two universal Mach-O files and two PE32+ images.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+
+use common::{Era, call, connect};
+use serde_json::{Value, json};
+
+/// Every `(address, name)` pair (aliases included) and every address, read
+/// through `list_procedures` pages until `has_more` is false.
+async fn inventory(
+    client: &common::Client,
+    document: &str,
+) -> (BTreeSet<(String, String)>, BTreeSet<String>, u64) {
+    let mut named = BTreeSet::new();
+    let mut addresses = BTreeSet::new();
+    let mut offset = 0u64;
+    loop {
+        let (page, failed) = call(
+            client,
+            "list_procedures",
+            json!({"document": document, "offset": offset, "limit": 500}),
+        )
+        .await;
+        assert!(!failed, "{page}");
+        let result = &page["result"];
+        assert!(
+            page["evidence"]["evidence_id"]
+                .as_str()
+                .unwrap()
+                .starts_with("ev_")
+        );
+        assert_eq!(result["truncated"], false);
+        for item in result["items"].as_array().unwrap() {
+            let address = item["address"].as_str().unwrap().to_string();
+            assert!(address.starts_with("0x") && address == address.to_lowercase());
+            addresses.insert(address.clone());
+            for name in item["name"].as_str().into_iter().chain(
+                item["aliases"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str),
+            ) {
+                named.insert((address.clone(), name.to_string()));
+            }
+        }
+        if result["has_more"] == false {
+            assert_eq!(result["next_offset"], Value::Null);
+            return (named, addresses, result["total"].as_u64().unwrap());
+        }
+        offset = result["next_offset"].as_u64().unwrap();
+    }
+}
+
+fn pairs(functions: &[(u64, String)]) -> BTreeSet<(String, String)> {
+    functions
+        .iter()
+        .map(|(a, n)| (format!("{a:#x}"), n.clone()))
+        .collect()
+}
+
+async fn open(client: &common::Client, path: &Path) -> Value {
+    let (opened, failed) = call(client, "open_binary", json!({"path": path})).await;
+    assert!(!failed, "{opened}");
+    opened["result"].clone()
+}
+
+#[tokio::test]
+async fn universal_mach_o_slices_match_llvm_nm_per_architecture() {
+    for fixture in ["fsevents.node", "markupsafe-speedups-universal2.so"] {
+        let Some(path) = common::fixture(fixture) else {
+            return;
+        };
+        let (client, _, _) = connect(Era::Legacy).await;
+        let opened = open(&client, &path).await;
+        assert_eq!(opened["format"], "mach-o-universal");
+        let documents = opened["documents"].clone();
+        assert_eq!(
+            documents,
+            json!([format!("{fixture} (x86_64)"), format!("{fixture} (arm64)")])
+        );
+        for arch in ["x86_64", "arm64"] {
+            let Some(functions) = common::nm_functions(&[&format!("--arch={arch}")], &path) else {
+                return;
+            };
+            assert!(!functions.is_empty());
+            let document = format!("{fixture} ({arch})");
+            let (named, addresses, total) = inventory(&client, &document).await;
+            assert_eq!(named, pairs(&functions), "{document}");
+            assert_eq!(total as usize, addresses.len());
+            let (overview, _) =
+                call(&client, "binary_overview", json!({"document": document})).await;
+            assert_eq!(overview["result"]["architecture"], arch);
+            assert_eq!(overview["result"]["format"], "mach-o");
+        }
+    }
+}
+
+#[tokio::test]
+async fn thin_mach_o_bundle_matches_llvm_nm() {
+    let Some(path) = common::fixture("watcher-darwin-arm64.node") else {
+        return;
+    };
+    let Some(functions) = common::nm_functions(&[], &path) else {
+        return;
+    };
+    let (client, _, _) = connect(Era::Modern).await;
+    let opened = open(&client, &path).await;
+    assert_eq!(opened["documents"], json!(["watcher-darwin-arm64.node"]));
+    let (named, _, _) = inventory(&client, "watcher-darwin-arm64.node").await;
+    assert_eq!(named, pairs(&functions));
+    assert!(named.contains(&(
+        "0x1db4".to_string(),
+        "__Z9subscribeRKN4Napi12CallbackInfoE".to_string()
+    )));
+}
+
+/// `(ImageBase + AddressOfEntryPoint, [(ImageBase + RVA, name)])` from `llvm-objdump -p`.
+fn pe_oracle(path: &Path) -> Option<(u64, Vec<(u64, String)>)> {
+    let out = match Command::new("llvm-objdump").arg("-p").arg(path).output() {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).into_owned(),
+        _ => {
+            common::skip("cannot run llvm-objdump -p");
+            return None;
+        }
+    };
+    let field = |name: &str| {
+        out.lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().last())
+            .and_then(|v| u64::from_str_radix(v, 16).ok())
+    };
+    let base = field("ImageBase")?;
+    let entry = base + field("AddressOfEntryPoint")?;
+    let mut exports = Vec::new();
+    let mut in_table = false;
+    for line in out.lines() {
+        if line.starts_with("Export Table:") {
+            in_table = true;
+        } else if in_table {
+            let cols: Vec<&str> = line.split_whitespace().collect();
+            if cols.len() == 3 && cols[0].parse::<u32>().is_ok() {
+                let rva = u64::from_str_radix(cols[1].trim_start_matches("0x"), 16).ok()?;
+                exports.push((base + rva, cols[2].to_string()));
+            } else if line.trim().is_empty() {
+                in_table = false;
+            }
+        }
+    }
+    Some((entry, exports))
+}
+
+#[tokio::test]
+async fn pe32_plus_exports_and_entry_points_match_llvm_objdump() {
+    for fixture in ["watcher-win32-x64.node", "esbuild-win32-x64.exe"] {
+        let Some(path) = common::fixture(fixture) else {
+            return;
+        };
+        let Some((entry, exports)) = pe_oracle(&path) else {
+            return;
+        };
+        let (client, _, _) = connect(Era::Legacy).await;
+        let opened = open(&client, &path).await;
+        assert_eq!(opened["format"], "pe");
+        let (named, addresses, _) = inventory(&client, fixture).await;
+        assert_eq!(named, pairs(&exports), "{fixture}");
+        assert!(
+            addresses.contains(&format!("{entry:#x}")),
+            "{fixture}: entry {entry:#x}"
+        );
+        let (overview, _) = call(&client, "binary_overview", json!({})).await;
+        assert_eq!(overview["result"]["entry_point"], format!("{entry:#x}"));
+    }
+}
+
+#[tokio::test]
+async fn a_system_elf_library_matches_llvm_nm_dynamic_symbols() {
+    let Ok(path) = std::fs::canonicalize("/usr/lib/x86_64-linux-gnu/libz.so.1") else {
+        common::skip("no system libz.so.1");
+        return;
+    };
+    let Some(functions) = common::nm_functions(&["-D"], &path) else {
+        return;
+    };
+    let (client, _, _) = connect(Era::Modern).await;
+    let opened = open(&client, &path).await;
+    assert_eq!(opened["format"], "elf");
+    let document = path.file_name().unwrap().to_string_lossy().into_owned();
+    let (named, _, _) = inventory(&client, &document).await;
+    // Stripped: only the dynamic table names functions.
+    assert_eq!(named, pairs(&functions));
+    assert!(named.iter().any(|(_, n)| n == "inflate"));
+}
