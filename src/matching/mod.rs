@@ -5,5 +5,6 @@
 
 pub mod index;
 pub mod key;
+mod min_tree;
 
 pub use index::{CandidateIndex, CompletionPage, MAX_VALUES, complete, is_offerable};

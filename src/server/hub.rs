@@ -15,6 +15,7 @@ use crate::catalog::render::LoadedCatalog;
 use crate::catalog::validate::Diagnostic;
 use crate::session::ReadRoots;
 
+#[derive(Clone)]
 enum Listener {
     Legacy {
         connection: u64,
@@ -91,27 +92,15 @@ impl Hub {
     /// Swaps the catalog and notifies; returns how many listeners were told.
     pub async fn install(&self, catalog: Arc<LoadedCatalog>) -> usize {
         *self.catalog.write().unwrap_or_else(|p| p.into_inner()) = catalog;
-        let listeners: Vec<(usize, Listener)> = {
-            let guard = self.listeners.lock().unwrap_or_else(|p| p.into_inner());
-            guard
-                .iter()
-                .enumerate()
-                .map(|(i, l)| {
-                    let copy = match l {
-                        Listener::Legacy { connection, peer } => Listener::Legacy {
-                            connection: *connection,
-                            peer: peer.clone(),
-                        },
-                        Listener::Subscription(s) => Listener::Subscription(s.clone()),
-                    };
-                    (i, copy)
-                })
-                .collect()
-        };
+        let listeners: Vec<Listener> = self
+            .listeners
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
         let mut told = 0;
         let mut dead_connections = Vec::new();
         let mut dead_sinks = Vec::new();
-        for (_, listener) in listeners {
+        for listener in listeners {
             match listener {
                 Listener::Legacy { connection, peer } => {
                     if !peer.is_transport_closed()
