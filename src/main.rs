@@ -8,8 +8,10 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     // stdout may carry JSON-RPC (`rea mcp`); every log line goes to stderr.
+    use std::io::IsTerminal;
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("REA_LOG")
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),

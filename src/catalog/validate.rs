@@ -13,7 +13,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::engine::{self, Citation};
-use super::spec::{CatalogOrder, PromptSpec};
+use super::spec::PromptSpec;
 use super::suggest;
 
 /// The listing order file inside a prompts directory.
@@ -234,6 +234,13 @@ struct Located {
     arguments: Vec<LocatedArgument>,
 }
 
+/// `catalog.toml` with positions, so a repeated listing is reported where it repeats.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LocatedOrder {
+    prompts: Vec<Spanned<String>>,
+}
+
 #[derive(Deserialize)]
 struct LocatedArgument {
     name: Spanned<String>,
@@ -246,8 +253,8 @@ pub fn validate(files: &CatalogFiles, tools: &[String]) -> Result<ValidCatalog, 
     let tool_set: Arc<BTreeSet<String>> = Arc::new(tools.iter().cloned().collect());
     let mut diags = Vec::new();
 
-    let order = match parse_toml::<Spanned<CatalogOrder>>(&files.order) {
-        Ok(o) => Some(o.into_inner()),
+    let order = match parse_toml::<LocatedOrder>(&files.order) {
+        Ok(o) => Some(o),
         Err(d) => {
             diags.push(d);
             None
@@ -308,8 +315,9 @@ pub fn validate(files: &CatalogFiles, tools: &[String]) -> Result<ValidCatalog, 
     let mut ordered = Vec::new();
     if let Some(order) = order {
         let mut seen = BTreeSet::new();
-        for name in &order.prompts {
-            let offset = files.order.text.find(&format!("\"{name}\"")).unwrap_or(0);
+        for listed in &order.prompts {
+            let name = listed.get_ref();
+            let offset = listed.span().start;
             if !seen.insert(name.clone()) {
                 diags.push(
                     files
@@ -510,7 +518,7 @@ fn validate_prompt(
         if name == "tool" || declared.contains(&name.as_str()) {
             continue;
         }
-        let offset = find_word(&template.text, &name).unwrap_or(0);
+        let offset = find_in_tags(&template.text, &name).unwrap_or(0);
         diags.push(template.diag_at(
             offset,
             format!(
@@ -556,7 +564,14 @@ fn validate_prompt(
     }
     for tool in cited {
         if !seen_tools.contains(tool) {
-            let offset = template.text.find(&format!("\"{tool}\"")).unwrap_or(0);
+            // Point at the quoted name, quote included.
+            let offset = find_in_tags(&template.text, tool)
+                .map(|o| {
+                    o - usize::from(
+                        o > 0 && matches!(template.text.as_bytes()[o - 1], b'"' | b'\''),
+                    )
+                })
+                .unwrap_or(0);
             diags.push(template.diag_at(
                 offset,
                 format!(
@@ -579,12 +594,45 @@ fn validate_prompt(
     }
 }
 
-fn find_word(text: &str, word: &str) -> Option<usize> {
-    text.match_indices(word).map(|(i, _)| i).find(|&i| {
-        let before = text[..i].chars().next_back();
-        let after = text[i + word.len()..].chars().next();
-        let is_ident = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
-        !is_ident(before) && !is_ident(after)
+/// Byte ranges of the template tags (`{{ }}`, `{% %}`, `{# #}`) in `text`;
+/// an unclosed tag runs to the end.
+fn tag_ranges(text: &str) -> Vec<std::ops::Range<usize>> {
+    let bytes = text.as_bytes();
+    let mut ranges = Vec::new();
+    let mut i = 0;
+    while i + 1 < bytes.len() {
+        let close: &[u8] = match &bytes[i..i + 2] {
+            b"{{" => b"}}",
+            b"{%" => b"%}",
+            b"{#" => b"#}",
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        let end = bytes[i + 2..]
+            .windows(2)
+            .position(|w| w == close)
+            .map_or(bytes.len(), |p| i + 2 + p + 2);
+        ranges.push(i..end);
+        i = end;
+    }
+    ranges
+}
+
+/// The first whole-word occurrence of `word` inside a template tag (prose
+/// that happens to use the same word is not where the problem is).
+fn find_in_tags(text: &str, word: &str) -> Option<usize> {
+    let is_ident = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    tag_ranges(text).into_iter().find_map(|range| {
+        let tag = &text[range.clone()];
+        tag.match_indices(word)
+            .map(|(i, _)| i)
+            .find(|&i| {
+                !is_ident(tag[..i].chars().next_back())
+                    && !is_ident(tag[i + word.len()..].chars().next())
+            })
+            .map(|i| range.start + i)
     })
 }
 
@@ -600,27 +648,12 @@ fn scan_backticks(
     let mut diags = Vec::new();
     // Blank out template tags byte for byte (keeping newlines) so offsets stay exact.
     let mut prose = text.as_bytes().to_vec();
-    let mut i = 0;
-    while i + 1 < prose.len() {
-        let close: &[u8] = match &text.as_bytes()[i..i + 2] {
-            b"{{" => b"}}",
-            b"{%" => b"%}",
-            b"{#" => b"#}",
-            _ => {
-                i += 1;
-                continue;
-            }
-        };
-        let end = text.as_bytes()[i + 2..]
-            .windows(2)
-            .position(|w| w == close)
-            .map_or(prose.len(), |p| i + 2 + p + 2);
-        for b in &mut prose[i..end] {
+    for range in tag_ranges(text) {
+        for b in &mut prose[range] {
             if *b != b'\n' {
                 *b = b' ';
             }
         }
-        i = end;
     }
     let prose = String::from_utf8_lossy(&prose).into_owned();
 

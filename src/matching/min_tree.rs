@@ -64,7 +64,7 @@ impl MinTree {
     pub fn smallest(&self, lo: usize, hi: usize, k: usize) -> Vec<u32> {
         let mut out = Vec::with_capacity(k.min(hi.saturating_sub(lo)));
         let mut heap = BinaryHeap::new();
-        let mut push = |heap: &mut BinaryHeap<_>, lo: usize, hi: usize| {
+        let push = |heap: &mut BinaryHeap<_>, lo: usize, hi: usize| {
             if lo < hi {
                 let at = self.argmin(lo, hi);
                 heap.push(Reverse((self.values[at as usize], at as usize, lo, hi)));
