@@ -36,6 +36,13 @@ impl CompletionPage {
 /// [`MAX_VALUE_SCALARS`] scalar values, and free of control, bidi, format and
 /// other invisible characters. Nothing is repaired: a hostile name is dropped.
 pub fn is_offerable(candidate: &str) -> bool {
+    // Fast path for the common case: in ASCII only C0 controls and DEL are
+    // hidden, and length in scalars is length in bytes.
+    if candidate.is_ascii() {
+        return !candidate.is_empty()
+            && candidate.len() <= MAX_VALUE_SCALARS
+            && !candidate.bytes().any(|b| b.is_ascii_control());
+    }
     !candidate.is_empty()
         && !candidate.chars().any(is_hidden)
         && candidate.chars().nth(MAX_VALUE_SCALARS).is_none()

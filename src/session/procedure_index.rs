@@ -27,7 +27,7 @@ pub struct ProcedureIndex {
 impl ProcedureIndex {
     pub fn build(inventory: Arc<Inventory>) -> ProcedureIndex {
         let generation = GENERATION.fetch_add(1, Ordering::Relaxed);
-        let mut names: HashMap<&str, u32> = HashMap::new();
+        let mut names: HashMap<&str, u32> = HashMap::with_capacity(inventory.procedures.len());
         if !inventory.truncated {
             for p in &inventory.procedures {
                 for name in p.name.iter().chain(&p.aliases) {
