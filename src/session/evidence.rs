@@ -42,12 +42,20 @@ pub enum Location {
     ArtifactPath { path: String },
 }
 
-/// One Evidence record, as it travels in a tool result.
+/// One Evidence record, as it travels in a tool result: the content address
+/// followed by the sealed body.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Evidence {
     /// `ev_` + sha256 of the canonical identity projection.
     pub evidence_id: String,
-    pub operation: String,
+    #[serde(flatten)]
+    pub body: EvidenceDraft,
+}
+
+/// What a tool hands over to become Evidence.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EvidenceDraft {
+    pub operation: &'static str,
     pub subject: Option<Subject>,
     pub provider: ProviderIdentity,
     /// Request parameters with local paths removed.
@@ -61,22 +69,10 @@ pub struct Evidence {
     pub local_path: Option<String>,
 }
 
-/// What a tool hands over to become Evidence.
-#[derive(Debug, Clone)]
-pub struct EvidenceDraft {
-    pub operation: &'static str,
-    pub subject: Option<Subject>,
-    pub provider: ProviderIdentity,
-    pub parameters: Value,
-    pub result: Value,
-    pub confidence: Confidence,
-    pub limitations: Vec<String>,
-    pub locations: Vec<Location>,
-    pub local_path: Option<String>,
-}
-
 impl EvidenceDraft {
-    /// Computes the content address and seals the record.
+    /// Computes the content address and seals the record. Identity covers
+    /// what was observed of which artifact by which provider, never where the
+    /// file lives or how the result is presented.
     pub fn seal(self) -> Result<Evidence, CanonicalError> {
         let identity = json!({
             "operation": self.operation,
@@ -88,15 +84,7 @@ impl EvidenceDraft {
         let digest = Sha256::digest(to_canonical(&identity)?.as_bytes());
         Ok(Evidence {
             evidence_id: format!("ev_{}", hex(&digest)),
-            operation: self.operation.to_string(),
-            subject: self.subject,
-            provider: self.provider,
-            parameters: self.parameters,
-            result: self.result,
-            confidence: self.confidence,
-            limitations: self.limitations,
-            locations: self.locations,
-            local_path: self.local_path,
+            body: self,
         })
     }
 }

@@ -148,6 +148,28 @@ impl ActiveTarget {
     pub fn display_path(&self) -> String {
         self.admitted.requested.display().to_string()
     }
+
+    /// A draft of something the bound provider read from this target.
+    pub fn observation(
+        &self,
+        operation: &'static str,
+        subject: Subject,
+        parameters: serde_json::Value,
+        result: serde_json::Value,
+        limitations: Vec<String>,
+    ) -> EvidenceDraft {
+        EvidenceDraft {
+            operation,
+            subject: Some(subject),
+            provider: self.binding.provider.clone(),
+            parameters,
+            result,
+            confidence: Confidence::Observed,
+            limitations,
+            locations: Vec::new(),
+            local_path: Some(self.display_path()),
+        }
+    }
 }
 
 /// The per-connection session.

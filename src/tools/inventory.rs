@@ -6,22 +6,18 @@ use super::inputs::{BinaryOverviewInput, ListDocumentsInput, ListProceduresInput
 use super::{HandlerResult, ToolError, ToolName};
 use crate::providers::format_address;
 use crate::providers::native::MAX_PROCEDURES;
-use crate::session::{Confidence, EvidenceDraft, Session};
+use crate::session::Session;
 
 pub(crate) fn list_documents(_: ListDocumentsInput, session: &mut Session) -> HandlerResult {
     let target = session.require_target()?.clone();
     let names = target.document_names();
-    let draft = EvidenceDraft {
-        operation: ToolName::ListDocuments.as_str(),
-        subject: Some(target.subject()),
-        provider: target.binding.provider.clone(),
-        parameters: json!({}),
-        result: json!(names),
-        confidence: Confidence::Observed,
-        limitations: Vec::new(),
-        locations: Vec::new(),
-        local_path: Some(target.display_path()),
-    };
+    let draft = target.observation(
+        ToolName::ListDocuments.as_str(),
+        target.subject(),
+        json!({}),
+        json!(names),
+        Vec::new(),
+    );
     let evidence = session.record(draft)?;
     Ok((json!(names), Some(evidence)))
 }
@@ -47,17 +43,13 @@ pub(crate) fn binary_overview(input: BinaryOverviewInput, session: &mut Session)
     }
     let mut result = serde_json::to_value(&overview).unwrap_or(Value::Null);
     result["document"] = json!(name);
-    let draft = EvidenceDraft {
-        operation: ToolName::BinaryOverview.as_str(),
-        subject: Some(target.document_subject(document)),
-        provider: target.binding.provider.clone(),
-        parameters: json!({"document": name, "limit": limit}),
-        result: result.clone(),
-        confidence: Confidence::Observed,
+    let draft = target.observation(
+        ToolName::BinaryOverview.as_str(),
+        target.document_subject(document),
+        json!({"document": name, "limit": limit}),
+        result.clone(),
         limitations,
-        locations: Vec::new(),
-        local_path: Some(target.display_path()),
-    };
+    );
     let evidence = session.record(draft)?;
     Ok((result, Some(evidence)))
 }
@@ -116,17 +108,13 @@ pub(crate) fn list_procedures(input: ListProceduresInput, session: &mut Session)
         "has_more": has_more,
         "truncated": inventory.truncated,
     });
-    let draft = EvidenceDraft {
-        operation: ToolName::ListProcedures.as_str(),
-        subject: Some(target.document_subject(document)),
-        provider: target.binding.provider.clone(),
-        parameters: json!({"document": name, "offset": offset, "limit": limit}),
-        result: result.clone(),
-        confidence: Confidence::Observed,
+    let draft = target.observation(
+        ToolName::ListProcedures.as_str(),
+        target.document_subject(document),
+        json!({"document": name, "offset": offset, "limit": limit}),
+        result.clone(),
         limitations,
-        locations: Vec::new(),
-        local_path: Some(target.display_path()),
-    };
+    );
     let evidence = session.record(draft)?;
     Ok((result, Some(evidence)))
 }

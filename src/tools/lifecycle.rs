@@ -9,9 +9,7 @@ use super::inputs::{
 };
 use super::{CATALOG, HandlerResult, ToolName, availability};
 use crate::session::ledger::{MAX_BYTES, MAX_RECORDS};
-use crate::session::{
-    Confidence, DEEP_PROVIDERS, EvidenceDraft, Location, Session, native_identity,
-};
+use crate::session::{DEEP_PROVIDERS, Location, Session, native_identity};
 
 /// Session status. Reads state only and records no Evidence, so calling it
 /// twice with nothing in between returns the same value.
@@ -70,24 +68,21 @@ pub(crate) fn open_binary(input: OpenBinaryInput, session: &mut Session) -> Hand
             "selection_source": target.binding.selection_source,
         },
     });
-    let draft = EvidenceDraft {
-        operation: ToolName::OpenBinary.as_str(),
-        subject: Some(target.subject()),
-        provider: target.binding.provider.clone(),
-        parameters: json!({"provider_id": input.provider_id.as_deref().unwrap_or("auto")}),
-        result: identity.clone(),
-        confidence: Confidence::Observed,
-        limitations: Vec::new(),
-        locations: vec![Location::ArtifactPath {
-            path: target
-                .admitted
-                .file
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-        }],
-        local_path: Some(target.display_path()),
-    };
+    let mut draft = target.observation(
+        ToolName::OpenBinary.as_str(),
+        target.subject(),
+        json!({"provider_id": input.provider_id.as_deref().unwrap_or("auto")}),
+        identity.clone(),
+        Vec::new(),
+    );
+    draft.locations = vec![Location::ArtifactPath {
+        path: target
+            .admitted
+            .file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    }];
     let evidence = session.record(draft)?;
     let mut result = identity;
     result["path"] = json!(target.display_path());
