@@ -122,7 +122,9 @@ async fn tools_list_is_fixed_and_unchanged_by_prompt_listing() {
             "list_documents",
             "set_current_document",
             "binary_overview",
-            "list_procedures"
+            "list_procedures",
+            "search_procedures",
+            "procedure_address"
         ]
     );
 }

@@ -5,6 +5,7 @@
 //! memory map). Deep providers (radare2, later) are chosen explicitly or by
 //! `auto`, never as a silent fallback.
 
+pub mod demangle;
 pub mod native;
 
 /// The id of the built-in provider.

@@ -7,9 +7,10 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::matching::CandidateIndex;
+use crate::providers::demangle::demangle;
 use crate::providers::native::NativeImage;
 use crate::providers::{Inventory, ProviderError, format_address};
 
@@ -22,6 +23,9 @@ pub struct ProcedureIndex {
     /// Every address, plus each name that identifies exactly one address.
     /// A truncated inventory cannot prove uniqueness, so it offers no names.
     pub candidates: CandidateIndex,
+    /// Raw name → demangled form, for the names that demangle; built on the
+    /// first name search.
+    demangled: OnceLock<HashMap<Box<str>, Box<str>>>,
 }
 
 impl ProcedureIndex {
@@ -48,7 +52,23 @@ impl ProcedureIndex {
             generation,
             inventory,
             candidates,
+            demangled: OnceLock::new(),
         }
+    }
+
+    /// The demangled form of a raw procedure name, if it has one.
+    pub fn demangled(&self, raw: &str) -> Option<&str> {
+        self.demangled
+            .get_or_init(|| {
+                self.inventory
+                    .procedures
+                    .iter()
+                    .flat_map(|p| p.name.iter().chain(&p.aliases))
+                    .filter_map(|n| demangle(n).map(|d| (n.as_str().into(), d.into_boxed_str())))
+                    .collect()
+            })
+            .get(raw)
+            .map(|d| &**d)
     }
 }
 

@@ -73,3 +73,36 @@ pub struct ListProceduresInput {
     #[schemars(range(min = 1, max = 500))]
     pub limit: Option<u32>,
 }
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchProceduresInput {
+    /// Text (or regex, with mode regex) to find in procedure names, raw or demangled; 1-256 characters.
+    pub pattern: String,
+    /// `literal` (default) or `regex`.
+    #[serde(default)]
+    pub mode: Option<super::pattern::SearchMode>,
+    /// Match case exactly (default false: case and compatibility forms fold).
+    #[serde(default)]
+    pub case_sensitive: Option<bool>,
+    /// Document to search; the current document when omitted.
+    #[serde(default)]
+    pub document: Option<String>,
+    /// Index of the first match to return (default 0).
+    #[serde(default)]
+    pub offset: Option<u64>,
+    /// Page size, 1-100 (default 20).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 100))]
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProcedureAddressInput {
+    /// A procedure name (raw or demangled, exact) or an address (`0x` hex).
+    pub procedure: String,
+    /// Document to look in; the current document when omitted.
+    #[serde(default)]
+    pub document: Option<String>,
+}

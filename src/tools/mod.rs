@@ -11,6 +11,8 @@ mod errors;
 mod inputs;
 mod inventory;
 mod lifecycle;
+mod pattern;
+mod procedures;
 
 use std::sync::{Arc, LazyLock};
 
@@ -46,6 +48,8 @@ pub fn input_schema(tool: ToolName) -> Arc<JsonObject> {
         ToolName::SetCurrentDocument => schema_for_type::<inputs::SetCurrentDocumentInput>(),
         ToolName::BinaryOverview => schema_for_type::<inputs::BinaryOverviewInput>(),
         ToolName::ListProcedures => schema_for_type::<inputs::ListProceduresInput>(),
+        ToolName::SearchProcedures => schema_for_type::<inputs::SearchProceduresInput>(),
+        ToolName::ProcedureAddress => schema_for_type::<inputs::ProcedureAddressInput>(),
     }
 }
 
@@ -110,6 +114,12 @@ pub fn call(tool: ToolName, arguments: JsonObject, session: &mut Session) -> Too
         }
         ToolName::ListProcedures => {
             inputs::parse(arguments).and_then(|i| inventory::list_procedures(i, session))
+        }
+        ToolName::SearchProcedures => {
+            inputs::parse(arguments).and_then(|i| procedures::search_procedures(i, session))
+        }
+        ToolName::ProcedureAddress => {
+            inputs::parse(arguments).and_then(|i| procedures::procedure_address(i, session))
         }
     };
     match outcome {

@@ -1,0 +1,195 @@
+//! Name-level procedure tools: search by name (raw and demangled) and
+//! resolve a name or address to its canonical entry address.
+
+use serde_json::{Value, json};
+
+use super::inputs::{ProcedureAddressInput, SearchProceduresInput};
+use super::pattern::Pattern;
+use super::{HandlerResult, ToolError, ToolName};
+use crate::catalog::suggest;
+use crate::providers::{Procedure, format_address};
+use crate::session::{ProcedureIndex, Session};
+
+/// Most candidates listed when a name is ambiguous.
+const MAX_LISTED_CANDIDATES: usize = 20;
+/// "Did you mean" scans names only for inventories up to this size.
+const MAX_SUGGESTION_SCAN: usize = 50_000;
+
+fn names(p: &Procedure) -> impl Iterator<Item = &String> {
+    p.name.iter().chain(&p.aliases)
+}
+
+fn item(p: &Procedure, matched: &str, index: &ProcedureIndex) -> Value {
+    let mut item = json!({"address": format_address(p.address), "matched_name": matched});
+    if let Some(n) = &p.name {
+        item["name"] = json!(n);
+    }
+    if let Some(d) = index.demangled(matched) {
+        item["demangled"] = json!(d);
+    }
+    item
+}
+
+pub(crate) fn search_procedures(
+    input: SearchProceduresInput,
+    session: &mut Session,
+) -> HandlerResult {
+    let limit = input.limit.unwrap_or(20);
+    if !(1..=100).contains(&limit) {
+        return Err(ToolError::invalid_arguments(format!(
+            "limit {limit} is outside 1-100"
+        )));
+    }
+    let offset = input.offset.unwrap_or(0);
+    let case_sensitive = input.case_sensitive.unwrap_or(false);
+    let mode = input.mode.unwrap_or_default();
+    let pattern = Pattern::new(&input.pattern, mode, case_sensitive)?;
+    let target = session.require_target()?.clone();
+    let document = session.document_index(input.document.as_deref())?;
+    let name = target.image.documents()[document].name.clone();
+    let index = target.procedure_index(document)?;
+    let matches: Vec<Value> = index
+        .inventory
+        .procedures
+        .iter()
+        .filter_map(|p| {
+            names(p)
+                .find(|n| {
+                    pattern.is_match(n) || index.demangled(n).is_some_and(|d| pattern.is_match(d))
+                })
+                .map(|matched| item(p, matched, &index))
+        })
+        .collect();
+    let total = matches.len() as u64;
+    let start = offset.min(total) as usize;
+    let end = offset.saturating_add(u64::from(limit)).min(total) as usize;
+    let has_more = (end as u64) < total;
+    let mut limitations = Vec::new();
+    if index.inventory.truncated {
+        limitations.push(
+            "the procedure inventory is truncated at its cap; procedures beyond it were not searched".to_string(),
+        );
+    }
+    let result = json!({
+        "document": name,
+        "pattern": input.pattern,
+        "mode": mode,
+        "case_sensitive": case_sensitive,
+        "items": matches[start..end],
+        "offset": offset,
+        "limit": limit,
+        "total": total,
+        "next_offset": if has_more { json!(end) } else { Value::Null },
+        "has_more": has_more,
+        "truncated": index.inventory.truncated,
+    });
+    let draft = target.observation(
+        ToolName::SearchProcedures.as_str(),
+        target.document_subject(document),
+        json!({"document": name, "pattern": input.pattern, "mode": mode, "case_sensitive": case_sensitive, "offset": offset, "limit": limit}),
+        result.clone(),
+        limitations,
+    );
+    let evidence = session.record(draft)?;
+    Ok((result, Some(evidence)))
+}
+
+/// `0x`-prefixed hex or plain decimal.
+fn parse_address(text: &str) -> Option<u64> {
+    match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16).ok(),
+        None if text.bytes().all(|b| b.is_ascii_digit()) => text.parse().ok(),
+        None => None,
+    }
+}
+
+pub(crate) fn procedure_address(
+    input: ProcedureAddressInput,
+    session: &mut Session,
+) -> HandlerResult {
+    let query = input.procedure.trim().to_string();
+    if query.is_empty() {
+        return Err(ToolError::invalid_arguments(
+            "procedure is empty; give a name or an address",
+        ));
+    }
+    let target = session.require_target()?.clone();
+    let document = session.document_index(input.document.as_deref())?;
+    let name = target.image.documents()[document].name.clone();
+    let index = target.procedure_index(document)?;
+    let procedures = &index.inventory.procedures;
+    let found: Vec<&Procedure> = match parse_address(&query) {
+        Some(address) => procedures
+            .binary_search_by_key(&address, |p| p.address)
+            .map(|i| vec![&procedures[i]])
+            .unwrap_or_default(),
+        None => procedures
+            .iter()
+            .filter(|p| names(p).any(|n| *n == query || index.demangled(n) == Some(query.as_str())))
+            .collect(),
+    };
+    let procedure = match found.as_slice() {
+        [one] => *one,
+        [] => return Err(not_found(&query, parse_address(&query).is_some(), &index)),
+        many => {
+            let listed: Vec<String> = many
+                .iter()
+                .take(MAX_LISTED_CANDIDATES)
+                .map(|p| format_address(p.address))
+                .collect();
+            return Err(ToolError::new(
+                "ambiguous_procedure",
+                format!(
+                    "`{query}` names {} procedures: {}{}",
+                    many.len(),
+                    listed.join(", "),
+                    if many.len() > listed.len() {
+                        ", …"
+                    } else {
+                        ""
+                    }
+                ),
+                "Pass one of the listed addresses instead of the name.",
+            ));
+        }
+    };
+    let mut result = json!({
+        "document": name,
+        "query": query,
+        "address": format_address(procedure.address),
+        "name": procedure.name,
+    });
+    if !procedure.aliases.is_empty() {
+        result["aliases"] = json!(procedure.aliases);
+    }
+    let draft = target.observation(
+        ToolName::ProcedureAddress.as_str(),
+        target.document_subject(document),
+        json!({"document": name, "procedure": query}),
+        result.clone(),
+        Vec::new(),
+    );
+    let evidence = session.record(draft)?;
+    Ok((result, Some(evidence)))
+}
+
+fn not_found(query: &str, is_address: bool, index: &ProcedureIndex) -> ToolError {
+    if is_address {
+        return ToolError::new(
+            "not_a_procedure_start",
+            format!("no procedure starts at {query}"),
+            "Pass a procedure's entry address (list_procedures shows them) or its name.",
+        );
+    }
+    let procedures = &index.inventory.procedures;
+    let hint = if procedures.len() <= MAX_SUGGESTION_SCAN {
+        suggest::hint(query, procedures.iter().flat_map(names).map(String::as_str))
+    } else {
+        String::new()
+    };
+    ToolError::new(
+        "unknown_procedure",
+        format!("no procedure is named `{query}`{hint}"),
+        "Search with search_procedures, or pass an address from list_procedures.",
+    )
+}
