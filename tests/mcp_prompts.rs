@@ -124,7 +124,9 @@ async fn tools_list_is_fixed_and_unchanged_by_prompt_listing() {
             "binary_overview",
             "list_procedures",
             "search_procedures",
-            "procedure_address"
+            "procedure_address",
+            "inspect_binary_layout",
+            "search_strings"
         ]
     );
 }

@@ -167,3 +167,149 @@ async fn demangled_cpp_names_are_searchable_and_resolvable() {
     assert!(!failed, "{found}");
     assert_eq!(found["result"]["address"], "0x25590");
 }
+
+fn readelf_needed(path: &std::path::Path) -> Option<Vec<String>> {
+    let out = std::process::Command::new("llvm-readelf")
+        .arg("-d")
+        .arg(path)
+        .output();
+    match out {
+        Ok(o) if o.status.success() => Some(
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .filter(|l| l.contains("(NEEDED)"))
+                .filter_map(|l| {
+                    l.split('[')
+                        .nth(1)
+                        .and_then(|r| r.split(']').next())
+                        .map(str::to_string)
+                })
+                .collect(),
+        ),
+        _ => {
+            common::skip("cannot run llvm-readelf -d");
+            None
+        }
+    }
+}
+
+#[tokio::test]
+async fn binary_layout_reports_libraries_imports_and_subsystem() {
+    let (Some(elf), Some(pe)) = (
+        common::fixture("watcher-linux-x64.node"),
+        common::fixture("esbuild-win32-x64.exe"),
+    ) else {
+        return;
+    };
+    let Some(needed) = readelf_needed(&elf) else {
+        return;
+    };
+    let (client, _, _) = connect(Era::Legacy).await;
+    call(&client, "open_binary", json!({"path": elf})).await;
+    let (layout, failed) = call(&client, "inspect_binary_layout", json!({})).await;
+    assert!(!failed, "{layout}");
+    assert_eq!(layout["result"]["needed_libraries"], json!(needed));
+    assert!(
+        layout["result"]["sections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["name"] == ".text" && s["kind"] == "text")
+    );
+    assert!(
+        layout["evidence"]["evidence_id"]
+            .as_str()
+            .unwrap()
+            .starts_with("ev_")
+    );
+
+    call(&client, "open_binary", json!({"path": pe})).await;
+    let (layout, _) = call(&client, "inspect_binary_layout", json!({})).await;
+    let result = &layout["result"];
+    assert_eq!(result["pe_subsystem"], "windows-cui");
+    assert_eq!(result["entry_point"], "0x14008c940");
+    assert_eq!(result["needed_libraries"], json!(["kernel32.dll"]));
+    // esbuild imports 50 entries, two of them (GetProcAddress, LoadLibraryExW)
+    // twice through a second descriptor; the layout lists distinct imports.
+    let Ok(out) = std::process::Command::new("llvm-readobj")
+        .arg("--coff-imports")
+        .arg(&pe)
+        .output()
+    else {
+        common::skip("cannot run llvm-readobj");
+        return;
+    };
+    let expected: std::collections::BTreeSet<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("Symbol: "))
+        .filter_map(|l| l.split(' ').next())
+        .map(str::to_string)
+        .collect();
+    let imported: std::collections::BTreeSet<String> = result["imports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(imported, expected);
+    assert_eq!(imported.len(), 48);
+}
+
+#[tokio::test]
+async fn strings_in_data_sections_are_found_with_addresses_inside_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = r#"
+#include <stdio.h>
+const char *needle = "rea-needle-string: offline search";
+int main(void) { puts(needle); return 0; }
+"#;
+    let Some(bin) = common::compile_c(dir.path(), "strings.elf", &[("s.c", source)]) else {
+        return;
+    };
+    let (client, _, _) = connect(Era::Modern).await;
+    call(&client, "open_binary", json!({"path": bin})).await;
+    let (page, failed) = call(
+        &client,
+        "search_strings",
+        json!({"pattern": "OFFLINE SEARCH"}),
+    )
+    .await;
+    assert!(!failed, "{page}");
+    let items = page["result"]["items"].as_array().unwrap();
+    assert_eq!(items.len(), 1, "{page}");
+    assert_eq!(items[0]["value"], "rea-needle-string: offline search");
+    assert_eq!(items[0]["encoding"], "ascii");
+    let address = u64::from_str_radix(
+        items[0]["address"]
+            .as_str()
+            .unwrap()
+            .trim_start_matches("0x"),
+        16,
+    )
+    .unwrap();
+    let section = items[0]["section"].as_str().unwrap().to_string();
+    let (layout, _) = call(&client, "inspect_binary_layout", json!({})).await;
+    let holder = layout["result"]["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == section.as_str())
+        .unwrap_or_else(|| panic!("no section {section}"));
+    let start = u64::from_str_radix(
+        holder["address"].as_str().unwrap().trim_start_matches("0x"),
+        16,
+    )
+    .unwrap();
+    let size = holder["size"].as_u64().unwrap();
+    assert!(
+        (start..start + size).contains(&address),
+        "{address:#x} outside {section}"
+    );
+    let (page, _) = call(
+        &client,
+        "search_strings",
+        json!({"pattern": "needle-s[a-z]+:", "mode": "regex", "case_sensitive": true}),
+    )
+    .await;
+    assert_eq!(page["result"]["total"], 1);
+}

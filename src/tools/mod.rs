@@ -10,9 +10,11 @@
 mod errors;
 mod inputs;
 mod inventory;
+mod layout;
 mod lifecycle;
 mod pattern;
 mod procedures;
+mod strings;
 
 use std::sync::{Arc, LazyLock};
 
@@ -50,6 +52,8 @@ pub fn input_schema(tool: ToolName) -> Arc<JsonObject> {
         ToolName::ListProcedures => schema_for_type::<inputs::ListProceduresInput>(),
         ToolName::SearchProcedures => schema_for_type::<inputs::SearchProceduresInput>(),
         ToolName::ProcedureAddress => schema_for_type::<inputs::ProcedureAddressInput>(),
+        ToolName::InspectBinaryLayout => schema_for_type::<inputs::InspectBinaryLayoutInput>(),
+        ToolName::SearchStrings => schema_for_type::<inputs::SearchStringsInput>(),
     }
 }
 
@@ -120,6 +124,12 @@ pub fn call(tool: ToolName, arguments: JsonObject, session: &mut Session) -> Too
         }
         ToolName::ProcedureAddress => {
             inputs::parse(arguments).and_then(|i| procedures::procedure_address(i, session))
+        }
+        ToolName::InspectBinaryLayout => {
+            inputs::parse(arguments).and_then(|i| layout::inspect_binary_layout(i, session))
+        }
+        ToolName::SearchStrings => {
+            inputs::parse(arguments).and_then(|i| strings::search_strings(i, session))
         }
     };
     match outcome {

@@ -11,8 +11,10 @@
 
 mod documents;
 mod entry;
+mod layout;
 mod overview;
 mod procedures;
+mod strings;
 
 #[cfg(test)]
 mod fixtures;
@@ -28,6 +30,15 @@ use memmap2::Mmap;
 use sha2::{Digest, Sha256};
 
 use super::{Format, Inventory, Overview, ProviderError};
+
+pub use layout::{
+    Layout, LayoutExport, LayoutImport, LayoutSection, LayoutSegment, MAX_LAYOUT_ENTRIES,
+};
+
+pub use strings::{
+    FoundString, MAX_STRING_CHARS, MAX_STRINGS, MAX_TEXT_BYTES, MIN_STRING_CHARS, StringEncoding,
+    StringTable,
+};
 
 /// Documented cap of an inventory: at most this many distinct procedure
 /// addresses are kept (the lowest ones); the inventory is then `truncated`.
@@ -60,6 +71,8 @@ pub struct NativeImage {
     /// One cell per document; errors are cached too because they are a pure
     /// function of the (immutable) mapped bytes.
     inventories: Vec<OnceLock<Result<Arc<Inventory>, ProviderError>>>,
+    /// One string table per document, cached like `inventories`.
+    string_tables: Vec<OnceLock<Result<Arc<StringTable>, ProviderError>>>,
 }
 
 impl std::fmt::Debug for NativeImage {
@@ -87,6 +100,11 @@ impl NativeImage {
             .iter()
             .map(|_| OnceLock::new())
             .collect();
+        let string_tables = classified
+            .documents
+            .iter()
+            .map(|_| OnceLock::new())
+            .collect();
         Ok(NativeImage {
             path: path.to_path_buf(),
             map,
@@ -95,6 +113,7 @@ impl NativeImage {
             ranges: classified.ranges,
             sha256: OnceLock::new(),
             inventories,
+            string_tables,
         })
     }
 
@@ -138,6 +157,21 @@ impl NativeImage {
         .clone()
     }
 
+    /// Printable strings of one document's data sections (see
+    /// [`StringTable`] for the rules and caps), computed on first call.
+    pub fn strings(&self, document: usize) -> Result<Arc<StringTable>, ProviderError> {
+        let cell = self
+            .string_tables
+            .get(document)
+            .ok_or_else(|| self.unknown_index(document))?;
+        cell.get_or_init(|| {
+            let file = self.parse(document)?;
+            let size = self.ranges.get(document).map_or(0, |range| range.len());
+            Ok(Arc::new(strings::string_table(&file, size)))
+        })
+        .clone()
+    }
+
     /// Summary facts of one document with at most `segment_limit` segments
     /// listed (COFF objects list sections instead: they have no segments).
     pub fn overview(
@@ -151,6 +185,19 @@ impl NativeImage {
             .ok_or_else(|| self.unknown_index(document))?;
         let file = self.parse(document)?;
         Ok(overview::overview(&file, info, segment_limit))
+    }
+
+    /// Layout of one document: segments, sections, imports, exports, needed
+    /// libraries, rpaths and loader facts, each list capped at
+    /// [`MAX_LAYOUT_ENTRIES`]. Only unparsable headers are an error; tables
+    /// that cannot be read are listed in [`Layout::limitations`].
+    pub fn layout(&self, document: usize) -> Result<Layout, ProviderError> {
+        let info = self
+            .documents
+            .get(document)
+            .ok_or_else(|| self.unknown_index(document))?;
+        let file = self.parse(document)?;
+        Ok(layout::layout(&file, info))
     }
 
     /// Parses one document's headers again. Parsing is cheap (no symbol
