@@ -1,5 +1,6 @@
 //! The native provider over arbitrary file contents: opening, listing
-//! documents, inventories and overviews must never panic.
+//! documents, inventories, overviews, layouts and string tables must never
+//! panic.
 //!
 //! `NativeImage::open` takes a path (it memory-maps the file), so each input
 //! is written to one temp file per process, overwritten every iteration. The
@@ -33,6 +34,10 @@ fuzz_target!(|data: &[u8]| {
     for i in 0..count {
         let _ = image.inventory(i);
         let _ = image.overview(i, 50);
+        let _ = image.layout(i);
+        if let Ok(table) = image.strings(i) {
+            assert!(table.strings.windows(2).all(|w| w[0].address <= w[1].address));
+        }
         let name = image.documents()[i].name.clone();
         let found = image
             .document_index(&name)
@@ -43,6 +48,8 @@ fuzz_target!(|data: &[u8]| {
     assert!(image.inventory(count).is_err());
     assert!(image.overview(count, 50).is_err());
     assert!(image.overview(usize::MAX, 0).is_err());
+    assert!(image.layout(count).is_err());
+    assert!(image.strings(count).is_err());
     let unknown = String::from_utf8_lossy(&data[..data.len().min(64)]).into_owned();
     if !image.documents().iter().any(|d| d.name == unknown) {
         assert!(image.document_index(&unknown).is_err());
