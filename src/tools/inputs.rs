@@ -74,10 +74,11 @@ pub struct ListProceduresInput {
     pub limit: Option<u32>,
 }
 
+/// Input of every search tool (`search_procedures`, `search_strings`).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct SearchProceduresInput {
-    /// Text (or regex, with mode regex) to find in procedure names, raw or demangled; 1-256 characters.
+pub struct SearchInput {
+    /// Text to find (or a regex, with mode regex); 1-256 characters.
     pub pattern: String,
     /// `literal` (default) or `regex`.
     #[serde(default)]
@@ -113,27 +114,4 @@ pub struct InspectBinaryLayoutInput {
     /// Document to describe; the current document when omitted.
     #[serde(default)]
     pub document: Option<String>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SearchStringsInput {
-    /// Text (or regex, with mode regex) to find in strings of the data sections; 1-256 characters.
-    pub pattern: String,
-    /// `literal` (default) or `regex`.
-    #[serde(default)]
-    pub mode: Option<super::pattern::SearchMode>,
-    /// Match case exactly (default false: case and compatibility forms fold).
-    #[serde(default)]
-    pub case_sensitive: Option<bool>,
-    /// Document to search; the current document when omitted.
-    #[serde(default)]
-    pub document: Option<String>,
-    /// Index of the first match to return (default 0).
-    #[serde(default)]
-    pub offset: Option<u64>,
-    /// Page size, 1-100 (default 20).
-    #[serde(default)]
-    #[schemars(range(min = 1, max = 100))]
-    pub limit: Option<u32>,
 }

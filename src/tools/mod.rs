@@ -14,6 +14,7 @@ mod layout;
 mod lifecycle;
 mod pattern;
 mod procedures;
+mod search;
 mod strings;
 
 use std::sync::{Arc, LazyLock};
@@ -50,10 +51,10 @@ pub fn input_schema(tool: ToolName) -> Arc<JsonObject> {
         ToolName::SetCurrentDocument => schema_for_type::<inputs::SetCurrentDocumentInput>(),
         ToolName::BinaryOverview => schema_for_type::<inputs::BinaryOverviewInput>(),
         ToolName::ListProcedures => schema_for_type::<inputs::ListProceduresInput>(),
-        ToolName::SearchProcedures => schema_for_type::<inputs::SearchProceduresInput>(),
+        ToolName::SearchProcedures => schema_for_type::<inputs::SearchInput>(),
         ToolName::ProcedureAddress => schema_for_type::<inputs::ProcedureAddressInput>(),
         ToolName::InspectBinaryLayout => schema_for_type::<inputs::InspectBinaryLayoutInput>(),
-        ToolName::SearchStrings => schema_for_type::<inputs::SearchStringsInput>(),
+        ToolName::SearchStrings => schema_for_type::<inputs::SearchInput>(),
     }
 }
 

@@ -3,8 +3,8 @@
 
 use serde_json::{Value, json};
 
-use super::inputs::{ProcedureAddressInput, SearchProceduresInput};
-use super::pattern::Pattern;
+use super::inputs::{ProcedureAddressInput, SearchInput};
+use super::search::Search;
 use super::{HandlerResult, ToolError, ToolName};
 use crate::catalog::suggest;
 use crate::providers::{Procedure, format_address};
@@ -30,24 +30,13 @@ fn item(p: &Procedure, matched: &str, index: &ProcedureIndex) -> Value {
     item
 }
 
-pub(crate) fn search_procedures(
-    input: SearchProceduresInput,
-    session: &mut Session,
-) -> HandlerResult {
-    let limit = input.limit.unwrap_or(20);
-    if !(1..=100).contains(&limit) {
-        return Err(ToolError::invalid_arguments(format!(
-            "limit {limit} is outside 1-100"
-        )));
-    }
-    let offset = input.offset.unwrap_or(0);
-    let case_sensitive = input.case_sensitive.unwrap_or(false);
-    let mode = input.mode.unwrap_or_default();
-    let pattern = Pattern::new(&input.pattern, mode, case_sensitive)?;
+pub(crate) fn search_procedures(input: SearchInput, session: &mut Session) -> HandlerResult {
+    let search = Search::new(&input)?;
     let target = session.require_target()?.clone();
     let document = session.document_index(input.document.as_deref())?;
     let name = target.image.documents()[document].name.clone();
     let index = target.procedure_index(document)?;
+    let pattern = &search.pattern;
     let matches: Vec<Value> = index
         .inventory
         .procedures
@@ -60,33 +49,18 @@ pub(crate) fn search_procedures(
                 .map(|matched| item(p, matched, &index))
         })
         .collect();
-    let total = matches.len() as u64;
-    let start = offset.min(total) as usize;
-    let end = offset.saturating_add(u64::from(limit)).min(total) as usize;
-    let has_more = (end as u64) < total;
     let mut limitations = Vec::new();
     if index.inventory.truncated {
         limitations.push(
-            "the procedure inventory is truncated at its cap; procedures beyond it were not searched".to_string(),
+            "the procedure inventory is truncated at its cap; procedures beyond it were not searched"
+                .to_string(),
         );
     }
-    let result = json!({
-        "document": name,
-        "pattern": input.pattern,
-        "mode": mode,
-        "case_sensitive": case_sensitive,
-        "items": matches[start..end],
-        "offset": offset,
-        "limit": limit,
-        "total": total,
-        "next_offset": if has_more { json!(end) } else { Value::Null },
-        "has_more": has_more,
-        "truncated": index.inventory.truncated,
-    });
+    let result = search.page(&name, matches, index.inventory.truncated);
     let draft = target.observation(
         ToolName::SearchProcedures.as_str(),
         target.document_subject(document),
-        json!({"document": name, "pattern": input.pattern, "mode": mode, "case_sensitive": case_sensitive, "offset": offset, "limit": limit}),
+        search.parameters(&name),
         result.clone(),
         limitations,
     );

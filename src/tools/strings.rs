@@ -2,23 +2,14 @@
 
 use serde_json::{Value, json};
 
-use super::inputs::SearchStringsInput;
-use super::pattern::Pattern;
-use super::{HandlerResult, ToolError, ToolName};
+use super::inputs::SearchInput;
+use super::search::Search;
+use super::{HandlerResult, ToolName};
 use crate::providers::format_address;
 use crate::session::Session;
 
-pub(crate) fn search_strings(input: SearchStringsInput, session: &mut Session) -> HandlerResult {
-    let limit = input.limit.unwrap_or(20);
-    if !(1..=100).contains(&limit) {
-        return Err(ToolError::invalid_arguments(format!(
-            "limit {limit} is outside 1-100"
-        )));
-    }
-    let offset = input.offset.unwrap_or(0);
-    let case_sensitive = input.case_sensitive.unwrap_or(false);
-    let mode = input.mode.unwrap_or_default();
-    let pattern = Pattern::new(&input.pattern, mode, case_sensitive)?;
+pub(crate) fn search_strings(input: SearchInput, session: &mut Session) -> HandlerResult {
+    let search = Search::new(&input)?;
     let target = session.require_target()?.clone();
     let document = session.document_index(input.document.as_deref())?;
     let name = target.image.documents()[document].name.clone();
@@ -26,7 +17,7 @@ pub(crate) fn search_strings(input: SearchStringsInput, session: &mut Session) -
     let matches: Vec<Value> = table
         .strings
         .iter()
-        .filter(|s| pattern.is_match(&s.value))
+        .filter(|s| search.pattern.is_match(&s.value))
         .map(|s| {
             let mut item = json!({
                 "address": format_address(s.address),
@@ -40,27 +31,11 @@ pub(crate) fn search_strings(input: SearchStringsInput, session: &mut Session) -
             item
         })
         .collect();
-    let total = matches.len() as u64;
-    let start = offset.min(total) as usize;
-    let end = offset.saturating_add(u64::from(limit)).min(total) as usize;
-    let has_more = (end as u64) < total;
-    let result = json!({
-        "document": name,
-        "pattern": input.pattern,
-        "mode": mode,
-        "case_sensitive": case_sensitive,
-        "items": matches[start..end],
-        "offset": offset,
-        "limit": limit,
-        "total": total,
-        "next_offset": if has_more { json!(end) } else { Value::Null },
-        "has_more": has_more,
-        "truncated": table.truncated,
-    });
+    let result = search.page(&name, matches, table.truncated);
     let draft = target.observation(
         ToolName::SearchStrings.as_str(),
         target.document_subject(document),
-        json!({"document": name, "pattern": input.pattern, "mode": mode, "case_sensitive": case_sensitive, "offset": offset, "limit": limit}),
+        search.parameters(&name),
         result.clone(),
         table.limitations.clone(),
     );
