@@ -423,3 +423,50 @@ pub fn tiny_pe() -> Vec<u8> {
     }
     out
 }
+
+/// External tools and pinned fixtures are optional unless
+/// `REA_REQUIRE_EXTERNALS=1` (as in CI), where a missing one fails the test.
+pub(super) fn skip_or_fail(reason: &str) {
+    if std::env::var("REA_REQUIRE_EXTERNALS").is_ok_and(|value| value == "1") {
+        panic!("required external unavailable: {reason}");
+    }
+    eprintln!("skipping: {reason} (set REA_REQUIRE_EXTERNALS=1 to make this fail)");
+}
+
+pub(super) fn tool_available(tool: &str) -> bool {
+    std::process::Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok_and(|output| output.status.success())
+}
+
+/// Runs an oracle tool and returns its stdout; a failure fails the test.
+pub(super) fn run(tool: &str, args: &[&str]) -> String {
+    let output = std::process::Command::new(tool)
+        .args(args)
+        .output()
+        .unwrap_or_else(|error| panic!("run {tool}: {error}"));
+    assert!(
+        output.status.success(),
+        "{tool} {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// A pinned fixture from `tests/fixtures/fetch.sh`, or `None` (after
+/// [`skip_or_fail`]) when it is missing.
+pub(super) fn fixture(name: &str) -> Option<std::path::PathBuf> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target/fixtures")
+        .join(name);
+    if path.is_file() {
+        Some(path)
+    } else {
+        skip_or_fail(&format!(
+            "{} is missing; run tests/fixtures/fetch.sh",
+            path.display()
+        ));
+        None
+    }
+}

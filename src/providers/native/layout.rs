@@ -1411,39 +1411,16 @@ mod tests {
     //! by construction.
 
     use std::collections::{BTreeMap, BTreeSet};
-    use std::path::{Path, PathBuf};
+    use std::path::Path;
     use std::process::Command;
     use std::time::{Duration, Instant};
 
-    use super::super::fixtures::{self, PE_BASE};
+    use super::super::fixtures::{self, PE_BASE, fixture, skip_or_fail};
     use super::super::{DocumentInfo, NativeImage, documents};
     use super::*;
     use crate::providers::ProviderError;
 
     // ------------------------------------------------------------ support
-
-    fn skip_or_fail(reason: &str) {
-        if std::env::var("REA_REQUIRE_EXTERNALS").is_ok_and(|value| value == "1") {
-            panic!("required external unavailable: {reason}");
-        }
-        eprintln!("skipping: {reason} (set REA_REQUIRE_EXTERNALS=1 to make this fail)");
-    }
-
-    /// A pinned fixture, or `None` (after skip-or-fail) when it is missing.
-    fn fixture(name: &str) -> Option<PathBuf> {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("target/fixtures")
-            .join(name);
-        if path.is_file() {
-            Some(path)
-        } else {
-            skip_or_fail(&format!(
-                "{} is missing; run tests/fixtures/fetch.sh",
-                path.display()
-            ));
-            None
-        }
-    }
 
     /// The first of `names` that runs, or `None` (after skip-or-fail).
     fn tool(names: &[&str]) -> Option<String> {

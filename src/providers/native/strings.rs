@@ -589,13 +589,13 @@ fn scan_utf16le(
 #[cfg(test)]
 mod tests {
     use std::path::{Path, PathBuf};
-    use std::process::Command;
     use std::sync::Arc;
 
     use proptest::prelude::*;
 
     use super::*;
     use crate::providers::ProviderError;
+    use crate::providers::native::fixtures::{fixture, run, skip_or_fail, tool_available};
     use crate::providers::native::{NativeImage, fixtures};
 
     // ------------------------------------------------------------ support
@@ -680,50 +680,6 @@ mod tests {
         let path = dir.path().join(name);
         std::fs::write(&path, bytes).expect("write a temporary file");
         TempFile { _dir: dir, path }
-    }
-
-    /// External tools and fixtures are optional unless
-    /// `REA_REQUIRE_EXTERNALS=1`.
-    fn skip_or_fail(reason: &str) {
-        if std::env::var("REA_REQUIRE_EXTERNALS").is_ok_and(|value| value == "1") {
-            panic!("required external unavailable: {reason}");
-        }
-        eprintln!("skipping: {reason} (set REA_REQUIRE_EXTERNALS=1 to make this fail)");
-    }
-
-    fn tool_available(tool: &str) -> bool {
-        Command::new(tool)
-            .arg("--version")
-            .output()
-            .is_ok_and(|output| output.status.success())
-    }
-
-    fn run(tool: &str, args: &[&str]) -> String {
-        let output = Command::new(tool)
-            .args(args)
-            .output()
-            .unwrap_or_else(|error| panic!("run {tool}: {error}"));
-        assert!(
-            output.status.success(),
-            "{tool} {args:?} failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8_lossy(&output.stdout).into_owned()
-    }
-
-    fn fixture(name: &str) -> Option<PathBuf> {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("target/fixtures")
-            .join(name);
-        if path.is_file() {
-            Some(path)
-        } else {
-            skip_or_fail(&format!(
-                "{} is missing; run tests/fixtures/fetch.sh",
-                path.display()
-            ));
-            None
-        }
     }
 
     // ------------------------------------------------------- byte scanner

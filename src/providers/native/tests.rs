@@ -3,12 +3,11 @@
 //! hostile input.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use proptest::prelude::*;
 use sha2::{Digest, Sha256};
 
-use super::fixtures::{self, ELF_ENTRY, ELF_TEXT, MACHO_TEXT};
+use super::fixtures::{self, ELF_ENTRY, ELF_TEXT, MACHO_TEXT, run, skip_or_fail, tool_available};
 use super::{NativeImage, documents::architecture_name, hex};
 use crate::providers::{Format, Inventory, Procedure, ProviderError, format_address};
 
@@ -31,34 +30,6 @@ fn open_bytes(name: &str, bytes: &[u8]) -> (TempFile, Result<NativeImage, Provid
     let file = temp_file(name, bytes);
     let image = NativeImage::open(&file.path);
     (file, image)
-}
-
-/// External tools are optional unless `REA_REQUIRE_EXTERNALS=1`.
-fn skip_or_fail(reason: &str) {
-    if std::env::var("REA_REQUIRE_EXTERNALS").is_ok_and(|value| value == "1") {
-        panic!("required external tool unavailable: {reason}");
-    }
-    eprintln!("skipping: {reason} (set REA_REQUIRE_EXTERNALS=1 to make this fail)");
-}
-
-fn tool_available(tool: &str) -> bool {
-    Command::new(tool)
-        .arg("--version")
-        .output()
-        .is_ok_and(|output| output.status.success())
-}
-
-fn run(tool: &str, args: &[&str]) -> String {
-    let output = Command::new(tool)
-        .args(args)
-        .output()
-        .unwrap_or_else(|error| panic!("run {tool}: {error}"));
-    assert!(
-        output.status.success(),
-        "{tool} {args:?} failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
 /// A function symbol as `llvm-nm` prints it.
