@@ -198,18 +198,23 @@ int other(int x) { return duplicate(x); }
     compile_c(dir, name, &[("a.c", &a), ("b.c", b)])
 }
 
-/// `llvm-nm --defined-only` of `path`: (address, type, name) rows.
-pub fn llvm_nm(args: &[&str], path: &Path) -> Option<Vec<(u64, char, String)>> {
-    let out = match Command::new("llvm-nm").args(args).arg(path).output() {
-        Ok(out) if out.status.success() => out,
+/// The stdout of `llvm-nm ARGS PATH`; `None` (after [`skip`]) when llvm-nm
+/// cannot run, a panic when it fails.
+fn run_llvm_nm(args: &[&str], path: &Path) -> Option<String> {
+    match Command::new("llvm-nm").args(args).arg(path).output() {
+        Ok(out) if out.status.success() => Some(String::from_utf8_lossy(&out.stdout).into_owned()),
         Ok(out) => panic!("llvm-nm failed: {}", String::from_utf8_lossy(&out.stderr)),
         Err(e) => {
             skip(&format!("cannot run llvm-nm: {e}"));
-            return None;
+            None
         }
-    };
+    }
+}
+
+/// `llvm-nm --defined-only` of `path`: (address, type, name) rows.
+pub fn llvm_nm(args: &[&str], path: &Path) -> Option<Vec<(u64, char, String)>> {
     Some(
-        String::from_utf8_lossy(&out.stdout)
+        run_llvm_nm(args, path)?
             .lines()
             .filter_map(|line| {
                 let mut parts = line.splitn(3, ' ');
@@ -247,21 +252,12 @@ pub async fn call_peer(peer: &rmcp::service::Peer<RoleClient>, tool: &str) -> (V
 /// Defined function symbols per `llvm-nm --format=sysv` (ELF: type FUNC;
 /// Mach-O, which has no type column: classes T/t): `(address, name)`.
 pub fn nm_functions(args: &[&str], path: &Path) -> Option<Vec<(u64, String)>> {
-    let out = match Command::new("llvm-nm")
-        .args(["--defined-only", "--format=sysv"])
-        .args(args)
-        .arg(path)
-        .output()
-    {
-        Ok(out) if out.status.success() => out,
-        Ok(out) => panic!("llvm-nm failed: {}", String::from_utf8_lossy(&out.stderr)),
-        Err(e) => {
-            skip(&format!("cannot run llvm-nm: {e}"));
-            return None;
-        }
-    };
+    let args: Vec<&str> = ["--defined-only", "--format=sysv"]
+        .into_iter()
+        .chain(args.iter().copied())
+        .collect();
     Some(
-        String::from_utf8_lossy(&out.stdout)
+        run_llvm_nm(&args, path)?
             .lines()
             .filter_map(|line| {
                 let cols: Vec<&str> = line.split('|').map(str::trim).collect();
