@@ -372,6 +372,8 @@ fn generate(count: usize) -> Inventory {
             address,
             name,
             aliases,
+            size: None,
+            sources: rea::providers::Sources::of(rea::providers::Source::Symbol),
         });
     }
     Inventory {

@@ -5,6 +5,7 @@
 //! memory map). Deep providers (radare2, later) are chosen explicitly or by
 //! `auto`, never as a silent fallback.
 
+pub mod code;
 pub mod demangle;
 pub mod native;
 
@@ -44,6 +45,101 @@ pub struct Procedure {
     pub name: Option<String>,
     /// Other symbol names at the same address, sorted.
     pub aliases: Vec<String>,
+    /// Extent in bytes when a table states it (symbol size, `.eh_frame` FDE
+    /// range, PE `.pdata` entry); `None` when only the start is known.
+    pub size: Option<u64>,
+    /// How the procedure was found (one or more ways).
+    pub sources: Sources,
+}
+
+/// One way a procedure can be found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Source {
+    /// A defined function symbol of the symbol table.
+    Symbol,
+    /// A defined function symbol of the dynamic symbol table.
+    DynamicSymbol,
+    /// A PE export that points into code.
+    Export,
+    /// The entry point.
+    Entry,
+    /// An ELF `.eh_frame` FDE start.
+    EhFrame,
+    /// A Mach-O `LC_FUNCTION_STARTS` entry.
+    FunctionStarts,
+    /// A PE `.pdata` runtime function entry.
+    Pdata,
+    /// The target of a direct call found by disassembly.
+    CallTarget,
+    /// radare2's function analysis.
+    Radare2,
+}
+
+impl Source {
+    pub const ALL: [Source; 9] = [
+        Source::Symbol,
+        Source::DynamicSymbol,
+        Source::Export,
+        Source::Entry,
+        Source::EhFrame,
+        Source::FunctionStarts,
+        Source::Pdata,
+        Source::CallTarget,
+        Source::Radare2,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Symbol => "symbol",
+            Source::DynamicSymbol => "dynamic_symbol",
+            Source::Export => "export",
+            Source::Entry => "entry",
+            Source::EhFrame => "eh_frame",
+            Source::FunctionStarts => "function_starts",
+            Source::Pdata => "pdata",
+            Source::CallTarget => "call_target",
+            Source::Radare2 => "radare2",
+        }
+    }
+
+    fn bit(self) -> u16 {
+        1 << (self as u16)
+    }
+}
+
+/// A set of [`Source`]s, listed in declaration order.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Sources(u16);
+
+impl Sources {
+    pub fn of(source: Source) -> Sources {
+        Sources(source.bit())
+    }
+
+    pub fn insert(&mut self, source: Source) {
+        self.0 |= source.bit();
+    }
+
+    pub fn union(self, other: Sources) -> Sources {
+        Sources(self.0 | other.0)
+    }
+
+    pub fn contains(self, source: Source) -> bool {
+        self.0 & source.bit() != 0
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    pub fn iter(self) -> impl Iterator<Item = Source> {
+        Source::ALL.into_iter().filter(move |s| self.contains(*s))
+    }
+
+    /// Names in declaration order, for results.
+    pub fn names(self) -> Vec<&'static str> {
+        self.iter().map(Source::as_str).collect()
+    }
 }
 
 /// A document's complete procedure inventory, sorted by address.

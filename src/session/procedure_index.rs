@@ -105,6 +105,8 @@ mod tests {
             address,
             name: name.map(str::to_string),
             aliases: aliases.iter().map(|a| a.to_string()).collect(),
+            size: None,
+            sources: crate::providers::Sources::of(crate::providers::Source::Symbol),
         }
     }
 

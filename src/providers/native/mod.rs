@@ -152,7 +152,7 @@ impl NativeImage {
             .ok_or_else(|| self.unknown_index(document))?;
         cell.get_or_init(|| {
             let file = self.parse(document)?;
-            Ok(Arc::new(procedures::inventory(&file)))
+            Ok(Arc::new(procedures::inventory(&file, [])))
         })
         .clone()
     }

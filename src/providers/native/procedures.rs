@@ -15,7 +15,7 @@ use object::{
 
 use super::MAX_PROCEDURES;
 use super::entry::entry_point;
-use crate::providers::{Inventory, Procedure};
+use crate::providers::{Inventory, Procedure, Source, Sources};
 
 /// Cap on the total bytes of names one inventory copies out of the file.
 ///
@@ -40,10 +40,26 @@ enum Binding {
 
 /// One name (possibly empty: "no usable name") proposed for an address.
 #[derive(Debug)]
-struct Candidate<'data> {
+pub(super) struct Candidate<'data> {
     address: u64,
     name: Cow<'data, [u8]>,
     binding: Binding,
+    source: Source,
+    /// Extent stated by the table this came from (zero means unknown).
+    size: u64,
+}
+
+impl Candidate<'_> {
+    /// A nameless start found by a table or by disassembly.
+    pub(super) fn unnamed(address: u64, size: Option<u64>, source: Source) -> Candidate<'static> {
+        Candidate {
+            address,
+            name: Cow::Borrowed(&[]),
+            binding: Binding::Local,
+            source,
+            size: size.unwrap_or(0),
+        }
+    }
 }
 
 /// The complete procedure inventory of one parsed document.
@@ -67,25 +83,40 @@ struct Candidate<'data> {
 /// Procedures are sorted by address. Beyond [`MAX_PROCEDURES`] distinct
 /// addresses (or [`MAX_NAME_BYTES`] of names) only the lowest addresses are
 /// kept and `truncated` is set.
-pub(super) fn inventory(file: &object::File<'_>) -> Inventory {
+///
+/// `extra` adds nameless starts found elsewhere (unwind tables, call
+/// targets); each procedure records every [`Source`] that found it, and its
+/// `size` is the largest extent any table stated.
+pub(super) fn inventory<'data>(
+    file: &object::File<'data>,
+    extra: impl IntoIterator<Item = Candidate<'data>>,
+) -> Inventory {
+    let mut candidates = symbol_candidates(file);
+    candidates.extend(extra);
+    build(candidates, MAX_NAME_BYTES)
+}
+
+/// Candidates from the symbol tables, PE exports and the entry point only.
+pub(super) fn symbol_candidates<'data>(file: &object::File<'data>) -> Vec<Candidate<'data>> {
     let mut candidates = Vec::new();
-    collect_symbols(file.symbols(), &mut candidates);
-    collect_symbols(file.dynamic_symbols(), &mut candidates);
+    collect_symbols(file.symbols(), Source::Symbol, &mut candidates);
+    collect_symbols(
+        file.dynamic_symbols(),
+        Source::DynamicSymbol,
+        &mut candidates,
+    );
     if file.format() == BinaryFormat::Pe {
         collect_pe_exports(file, &mut candidates);
     }
     if let Some(address) = entry_point(file) {
-        candidates.push(Candidate {
-            address,
-            name: Cow::Borrowed(&[]),
-            binding: Binding::Local,
-        });
+        candidates.push(Candidate::unnamed(address, None, Source::Entry));
     }
-    build(candidates, MAX_NAME_BYTES)
+    candidates
 }
 
 fn collect_symbols<'data, S: ObjectSymbol<'data>>(
     symbols: impl Iterator<Item = S>,
+    source: Source,
     out: &mut Vec<Candidate<'data>>,
 ) {
     for symbol in symbols {
@@ -96,6 +127,8 @@ fn collect_symbols<'data, S: ObjectSymbol<'data>>(
             address: symbol.address(),
             name: Cow::Borrowed(symbol.name_bytes().unwrap_or_default()),
             binding: binding(&symbol),
+            source,
+            size: symbol.size(),
         });
     }
 }
@@ -132,6 +165,8 @@ fn collect_pe_exports<'data>(file: &object::File<'data>, out: &mut Vec<Candidate
             address,
             name,
             binding: Binding::Global,
+            source: Source::Export,
+            size: 0,
         });
     }
 }
@@ -176,14 +211,11 @@ impl CodeRanges {
 /// Sorts, deduplicates and groups candidates into the inventory, stopping
 /// at [`MAX_PROCEDURES`] addresses or `max_name_bytes` of names.
 fn build(mut candidates: Vec<Candidate<'_>>, max_name_bytes: usize) -> Inventory {
-    // Sorting by (address, name, binding) and keeping the first of each
-    // (address, name) run keeps every name once, with its strongest binding,
-    // already in byte order for the aliases.
+    // Sorting by (address, name, binding) puts each name's strongest binding
+    // first within its run, already in byte order for the aliases.
     candidates.sort_unstable_by(|a, b| {
         (a.address, &a.name, a.binding).cmp(&(b.address, &b.name, b.binding))
     });
-    candidates
-        .dedup_by(|later, earlier| later.address == earlier.address && later.name == earlier.name);
 
     let mut inventory = Inventory {
         procedures: Vec::new(),
@@ -207,11 +239,32 @@ fn build(mut candidates: Vec<Candidate<'_>>, max_name_bytes: usize) -> Inventory
 }
 
 /// The procedure for one address group (all candidates share the address,
-/// sorted by name, one candidate per name).
+/// sorted by name then binding).
 fn procedure_at(group: &[Candidate<'_>], non_utf8_names: &mut usize) -> Option<Procedure> {
     let address = group.first()?.address;
+    let sources = group.iter().fold(Sources::default(), |sources, candidate| {
+        sources.union(Sources::of(candidate.source))
+    });
+    let size = group
+        .iter()
+        .map(|candidate| candidate.size)
+        .max()
+        .filter(|&size| size > 0);
+    // The first candidate of each name run carries its strongest binding.
+    let distinct = || {
+        group
+            .iter()
+            .enumerate()
+            .filter(|(index, candidate)| {
+                *index == 0
+                    || group
+                        .get(index - 1)
+                        .is_none_or(|prev| prev.name != candidate.name)
+            })
+            .map(|(_, candidate)| candidate)
+    };
     let usable = || {
-        group.iter().filter_map(|candidate| {
+        distinct().filter_map(|candidate| {
             let text = std::str::from_utf8(&candidate.name).ok()?;
             (!text.is_empty()).then_some((candidate.binding, text))
         })
@@ -222,14 +275,15 @@ fn procedure_at(group: &[Candidate<'_>], non_utf8_names: &mut usize) -> Option<P
         .filter(|text| Some(*text) != primary)
         .map(str::to_owned)
         .collect();
-    *non_utf8_names += group
-        .iter()
+    *non_utf8_names += distinct()
         .filter(|candidate| std::str::from_utf8(&candidate.name).is_err())
         .count();
     Some(Procedure {
         address,
         name: primary.map(str::to_owned),
         aliases,
+        size,
+        sources,
     })
 }
 
@@ -242,6 +296,8 @@ mod tests {
             address,
             name: Cow::Borrowed(name),
             binding,
+            source: Source::Symbol,
+            size: 0,
         }
     }
 
@@ -292,6 +348,8 @@ mod tests {
                 address: 0x10,
                 name: Some("zeta".to_owned()),
                 aliases: vec!["alpha".to_owned()],
+                size: None,
+                sources: Sources::of(Source::Symbol),
             }]
         );
     }

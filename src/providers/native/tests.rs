@@ -148,11 +148,28 @@ fn assert_well_formed(inventory: &Inventory) {
     }
 }
 
+/// The procedures with how-found facts reset to [`procedure`]'s defaults, for
+/// tests about addresses and the primary name rule.
+fn named(procedures: &[Procedure]) -> Vec<Procedure> {
+    procedures
+        .iter()
+        .map(|p| {
+            procedure(
+                p.address,
+                p.name.as_deref(),
+                &p.aliases.iter().map(String::as_str).collect::<Vec<_>>(),
+            )
+        })
+        .collect()
+}
+
 fn procedure(address: u64, name: Option<&str>, aliases: &[&str]) -> Procedure {
     Procedure {
         address,
         name: name.map(str::to_owned),
         aliases: aliases.iter().map(|alias| (*alias).to_owned()).collect(),
+        size: None,
+        sources: crate::providers::Sources::of(crate::providers::Source::Symbol),
     }
 }
 
@@ -186,7 +203,14 @@ fn tiny_elf_inventory_follows_the_primary_name_rule() {
         procedure(ELF_TEXT + 0x28, None, &[]),
         procedure(ELF_ENTRY, None, &[]),
     ];
-    assert_eq!(inventory.procedures, expected);
+    assert_eq!(named(&inventory.procedures), expected);
+    let sources = |address| {
+        procedure_at(&inventory, address)
+            .map(|p| p.sources.names())
+            .unwrap_or_default()
+    };
+    assert_eq!(sources(ELF_TEXT + 0x18), ["dynamic_symbol"]);
+    assert_eq!(sources(ELF_ENTRY), ["entry"]);
     assert_eq!(inventory.non_utf8_names, 2);
     assert!(!inventory.truncated);
     assert_well_formed(&inventory);
@@ -228,7 +252,7 @@ fn tiny_macho_uses_lc_main_as_a_virtual_address() {
     assert_eq!(image.documents()[0].architecture, "arm64");
     let inventory = image.inventory(0).expect("inventory");
     assert_eq!(
-        inventory.procedures,
+        named(&inventory.procedures),
         vec![
             procedure(MACHO_TEXT, Some("_main"), &["_early_weak"]),
             procedure(MACHO_TEXT + 8, Some("_helper"), &[]),
@@ -674,7 +698,7 @@ fn tiny_pe_lists_code_exports_and_the_entry_point_as_virtual_addresses() {
     assert_eq!(image.documents()[0].architecture, "x86_64");
     let inventory = image.inventory(0).expect("inventory");
     assert_eq!(
-        inventory.procedures,
+        named(&inventory.procedures),
         vec![
             procedure(PE_BASE + 0x1000, None, &[]),
             procedure(PE_BASE + 0x1010, Some("alias_func"), &["exp_func"]),
