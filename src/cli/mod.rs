@@ -55,6 +55,10 @@ enum Command {
         /// Document name (see list_documents); the first document by default.
         #[arg(long)]
         document: Option<String>,
+        /// List only what the symbol tables, PE exports and entry point name
+        /// (what `nm` sees), without unwind-table or code discovery.
+        #[arg(long)]
+        symbols_only: bool,
     },
 }
 
@@ -110,6 +114,10 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
             PromptsCommand::Lint { dir, format } => prompts::lint(&dir, format),
         },
         Command::Doctor { target, read_roots } => doctor::run(target.as_deref(), &read_roots),
-        Command::Procedures { file, document } => procedures::run(&file, document.as_deref()),
+        Command::Procedures {
+            file,
+            document,
+            symbols_only,
+        } => procedures::run(&file, document.as_deref(), symbols_only),
     }
 }

@@ -9,7 +9,7 @@ use rea::session::{ReadRoots, admission};
 
 use super::CliError;
 
-pub fn run(file: &Path, document: Option<&str>) -> Result<ExitCode, CliError> {
+pub fn run(file: &Path, document: Option<&str>, symbols_only: bool) -> Result<ExitCode, CliError> {
     let admitted = admission::admit(file, &ReadRoots::default())
         .map_err(|e| CliError::Failed(e.to_string()))?;
     let image = NativeImage::open(&admitted.file).map_err(|e| CliError::Failed(e.to_string()))?;
@@ -19,9 +19,12 @@ pub fn run(file: &Path, document: Option<&str>) -> Result<ExitCode, CliError> {
             .map_err(|e| CliError::Usage(e.to_string()))?,
         None => 0,
     };
-    let inventory = image
-        .inventory(index)
-        .map_err(|e| CliError::Failed(e.to_string()))?;
+    let inventory = if symbols_only {
+        image.symbol_inventory(index).map(std::sync::Arc::new)
+    } else {
+        image.inventory(index)
+    }
+    .map_err(|e| CliError::Failed(e.to_string()))?;
     let stdout = std::io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut hex = String::with_capacity(20);

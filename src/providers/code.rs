@@ -190,7 +190,19 @@ pub struct CallSite {
     pub target: u64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// One edge of the direct call graph, at one call instruction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CallEdge {
+    /// Entry of the procedure containing the call; `None` when the call is
+    /// in code no procedure's extent covers.
+    pub caller: Option<u64>,
+    /// Address of the call instruction.
+    pub at: u64,
+    /// Entry of the called procedure.
+    pub callee: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum UnresolvedKind {
     IndirectCall,
     IndirectJump,

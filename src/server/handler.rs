@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
+    ProgressNotificationParam,
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
     CompletionInfo, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
     ListPromptsResult, ListToolsResult, PaginatedRequestParams, Prompt, PromptArgument,
@@ -262,12 +263,23 @@ impl ServerHandler for ReaServer {
         })?;
         let arguments = request.arguments.unwrap_or_default();
         let session = self.session.clone();
+        let (progress, forwarder) = progress_forwarder(&context);
         let output = tokio::task::spawn_blocking(move || {
             let mut session = session.lock().unwrap_or_else(|p| p.into_inner());
-            tools::call(tool, arguments, &mut session)
+            let report = |done: u64, total: u64| {
+                if let Some(sender) = &progress {
+                    let _ = sender.send((done, total));
+                }
+            };
+            tools::call(tool, arguments, &mut session, &report)
         })
         .await
         .map_err(|e| ErrorData::internal_error(format!("tool task failed: {e}"), None))?;
+        // The sender is gone with the task: the forwarder drains and ends,
+        // so every progress notification precedes the response.
+        if let Some(forwarder) = forwarder {
+            let _ = forwarder.await;
+        }
         let json = output.to_json();
         let result = if output.is_error() {
             CallToolResult::structured_error(json)
@@ -291,4 +303,35 @@ impl ServerHandler for ReaServer {
         self.hub.forget_subscription(&sink);
         Ok(())
     }
+}
+
+type ProgressSender = tokio::sync::mpsc::UnboundedSender<(u64, u64)>;
+
+/// When the request carries a progress token: a sender for `(done, total)`
+/// reports from the blocking tool, and the task that forwards them to the
+/// client as `notifications/progress`, strictly increasing as MCP requires.
+fn progress_forwarder(
+    context: &RequestContext<RoleServer>,
+) -> (Option<ProgressSender>, Option<tokio::task::JoinHandle<()>>) {
+    let Some(token) = context.meta.get_progress_token() else {
+        return (None, None);
+    };
+    let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel::<(u64, u64)>();
+    let peer = context.peer.clone();
+    let task = tokio::spawn(async move {
+        let mut last: Option<u64> = None;
+        while let Some((done, total)) = receiver.recv().await {
+            if last.is_some_and(|previous| done <= previous) {
+                continue;
+            }
+            last = Some(done);
+            let param = ProgressNotificationParam::new(token.clone(), done as f64)
+                .with_total(total as f64)
+                .with_message("sweeping code for the document's code index (bytes)");
+            if peer.notify_progress(param).await.is_err() {
+                break;
+            }
+        }
+    });
+    (Some(sender), Some(task))
 }

@@ -7,6 +7,7 @@
 //! everything else the session owns.
 
 pub mod admission;
+mod analysis;
 pub mod canonical;
 pub mod evidence;
 pub mod ledger;
@@ -17,7 +18,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::providers::native::NativeImage;
+use crate::providers::native::{FunctionError, NativeImage};
 use crate::providers::{NATIVE_PROVIDER_ID, ProviderError};
 
 pub use admission::{AdmissionError, AdmittedTarget, ReadRoots};
@@ -142,7 +143,7 @@ impl ActiveTarget {
     /// The procedure inventory of a document with its prepared completion
     /// index, built together on first use.
     pub fn procedure_index(&self, document: usize) -> Result<Arc<ProcedureIndex>, ProviderError> {
-        self.indexes[document].get_or_build(&self.image, document)
+        self.indexes[document].get_or_build(&self.image, document, &|_, _| {})
     }
 
     pub fn display_path(&self) -> String {
@@ -190,6 +191,8 @@ pub enum SessionError {
     Admission(#[from] AdmissionError),
     #[error(transparent)]
     Provider(#[from] ProviderError),
+    #[error(transparent)]
+    Function(#[from] FunctionError),
     #[error(transparent)]
     Selection(#[from] SelectionError),
     #[error(transparent)]

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::matching::CandidateIndex;
 use crate::providers::demangle::demangle;
-use crate::providers::native::NativeImage;
+use crate::providers::native::{NativeImage, Progress};
 use crate::providers::{Inventory, ProviderError, format_address};
 
 static GENERATION: AtomicU64 = AtomicU64::new(1);
@@ -81,8 +81,9 @@ impl Slot {
         &self,
         image: &NativeImage,
         document: usize,
+        progress: Progress<'_>,
     ) -> Result<Arc<ProcedureIndex>, ProviderError> {
-        let inventory = image.inventory(document)?;
+        let inventory = image.inventory_with_progress(document, progress)?;
         let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(index) = slot.as_ref()
             && Arc::ptr_eq(&index.inventory, &inventory)

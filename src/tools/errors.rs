@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use crate::providers::ProviderError;
+use crate::providers::native::FunctionError;
 use crate::session::{LedgerError, SelectionError, SessionError};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -46,6 +47,19 @@ impl From<SessionError> for ToolError {
             ),
             SessionError::Admission(a) => ToolError::new(a.code(), message, a.remediation()),
             SessionError::Provider(p) => provider_error(p, message),
+            SessionError::Function(FunctionError::Provider(p)) => provider_error(p, message),
+            SessionError::Function(FunctionError::NotAProcedure(_)) => ToolError::new(
+                "not_a_procedure_start",
+                message,
+                "Pass a procedure's entry address or name (list_procedures, search_procedures), or \
+                 find the procedure containing an address with resolve_containing_procedure.",
+            ),
+            SessionError::Function(FunctionError::UnsupportedArchitecture(_)) => ToolError::new(
+                "unsupported_architecture",
+                message,
+                "Disassembly covers x86, x86-64 and arm64; open the target with a deep provider \
+                 (provider_id) that supports this architecture, or use the layout and string tools.",
+            ),
             SessionError::Selection(SelectionError::Invalid(_)) => ToolError::new(
                 "invalid_provider_id",
                 message,

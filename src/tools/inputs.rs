@@ -115,3 +115,110 @@ pub struct InspectBinaryLayoutInput {
     #[serde(default)]
     pub document: Option<String>,
 }
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResolveContainingProcedureInput {
+    /// An address (`0x` hex or decimal), e.g. a crash PC or a reference site.
+    pub address: String,
+    /// Document to look in; the current document when omitted.
+    #[serde(default)]
+    pub document: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AnalyzeFunctionInput {
+    /// The procedure: a name (raw or demangled, exact) or its entry address.
+    pub procedure: String,
+    /// Most instructions to list, 1-20000 (default 300); more is flagged as truncated.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 20000))]
+    pub max_instructions: Option<u32>,
+    /// Document to analyse; the current document when omitted.
+    #[serde(default)]
+    pub document: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct XrefsInput {
+    /// The referenced address (`0x` hex or decimal) or a procedure name.
+    pub address: String,
+    /// Document to look in; the current document when omitted.
+    #[serde(default)]
+    pub document: Option<String>,
+    /// Index of the first reference to return (default 0).
+    #[serde(default)]
+    pub offset: Option<u64>,
+    /// Page size, 1-500 (default 100).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 500))]
+    pub limit: Option<u32>,
+}
+
+/// Input of `procedure_callers` and `procedure_callees`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProcedureCallsInput {
+    /// The procedure: a name (raw or demangled, exact) or its entry address.
+    pub procedure: String,
+    /// Document to look in; the current document when omitted.
+    #[serde(default)]
+    pub document: Option<String>,
+    /// Index of the first procedure to return (default 0).
+    #[serde(default)]
+    pub offset: Option<u64>,
+    /// Page size, 1-500 (default 100).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 500))]
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TraceFeatureInput {
+    /// Feature text to trace: matched against strings and procedure names; 1-256 characters.
+    pub query: String,
+    /// `literal` (default) or `regex`.
+    #[serde(default)]
+    pub mode: Option<super::pattern::SearchMode>,
+    /// Match case exactly (default false).
+    #[serde(default)]
+    pub case_sensitive: Option<bool>,
+    /// Document to trace in; the current document when omitted.
+    #[serde(default)]
+    pub document: Option<String>,
+    /// Most matching strings and names to start from, 1-100 (default 20).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 100))]
+    pub max_seeds: Option<u32>,
+    /// Levels of callers to follow from the procedures that use a match, 0-8 (default 2).
+    #[serde(default)]
+    #[schemars(range(min = 0, max = 8))]
+    pub max_depth: Option<u32>,
+    /// Operation budget (references and call edges visited), 100-100000 (default 5000).
+    #[serde(default)]
+    #[schemars(range(min = 100, max = 100000))]
+    pub budget: Option<u32>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BuildCallPathInput {
+    /// Where the path starts: a procedure name or entry address.
+    pub start: String,
+    /// Where it should arrive: a procedure name or entry address.
+    pub goal: String,
+    /// Longest path, in calls, 1-32 (default 10).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 32))]
+    pub max_depth: Option<u32>,
+    /// Most paths to return, 1-20 (default 3).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 20))]
+    pub max_paths: Option<u32>,
+    /// Document to search; the current document when omitted.
+    #[serde(default)]
+    pub document: Option<String>,
+}

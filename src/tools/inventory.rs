@@ -3,9 +3,10 @@
 use serde_json::{Value, json};
 
 use super::inputs::{BinaryOverviewInput, ListDocumentsInput, ListProceduresInput};
+use super::paging::PageRequest;
 use super::{HandlerResult, ToolError, ToolName};
 use crate::providers::format_address;
-use crate::providers::native::MAX_PROCEDURES;
+use crate::providers::native::{MAX_PROCEDURES, Progress};
 use crate::session::Session;
 
 pub(crate) fn list_documents(_: ListDocumentsInput, session: &mut Session) -> HandlerResult {
@@ -54,36 +55,37 @@ pub(crate) fn binary_overview(input: BinaryOverviewInput, session: &mut Session)
     Ok((result, Some(evidence)))
 }
 
-pub(crate) fn list_procedures(input: ListProceduresInput, session: &mut Session) -> HandlerResult {
-    let limit = input.limit.unwrap_or(100);
-    if !(1..=500).contains(&limit) {
-        return Err(ToolError::invalid_arguments(format!(
-            "limit {limit} is outside 1-500"
-        )));
-    }
-    let offset = input.offset.unwrap_or(0);
+pub(crate) fn list_procedures(
+    input: ListProceduresInput,
+    session: &mut Session,
+    progress: Progress<'_>,
+) -> HandlerResult {
+    let page = PageRequest::new(input.offset, input.limit, 100, 500)?;
     let target = session.require_target()?.clone();
     let document = session.document_index(input.document.as_deref())?;
     let name = target.image.documents()[document].name.clone();
-    let index = target.procedure_index(document)?;
+    let index = target.procedure_index_with_progress(document, progress)?;
     let inventory = &index.inventory;
-    let total = inventory.procedures.len() as u64;
-    let start = offset.min(total) as usize;
-    let end = (offset.saturating_add(u64::from(limit))).min(total) as usize;
-    let items: Vec<Value> = inventory.procedures[start..end]
+    let items: Vec<Value> = page
+        .slice(&inventory.procedures)
         .iter()
         .map(|p| {
-            let mut item = json!({"address": format_address(p.address)});
+            let mut item = json!({
+                "address": format_address(p.address),
+                "found_by": p.sources.names(),
+            });
             if let Some(n) = &p.name {
                 item["name"] = json!(n);
             }
             if !p.aliases.is_empty() {
                 item["aliases"] = json!(p.aliases);
             }
+            if let Some(size) = p.size {
+                item["size"] = json!(size);
+            }
             item
         })
         .collect();
-    let has_more = (end as u64) < total;
     let mut limitations = Vec::new();
     if inventory.truncated {
         limitations.push(format!(
@@ -98,20 +100,12 @@ pub(crate) fn list_procedures(input: ListProceduresInput, session: &mut Session)
             inventory.non_utf8_names
         ));
     }
-    let result = json!({
-        "document": name,
-        "items": items,
-        "offset": offset,
-        "limit": limit,
-        "total": total,
-        "next_offset": if has_more { json!(end) } else { Value::Null },
-        "has_more": has_more,
-        "truncated": inventory.truncated,
-    });
+    let mut result = json!({"document": name, "items": items, "truncated": inventory.truncated});
+    page.annotate(inventory.procedures.len(), &mut result);
     let draft = target.observation(
         ToolName::ListProcedures.as_str(),
         target.document_subject(document),
-        json!({"document": name, "offset": offset, "limit": limit}),
+        json!({"document": name, "offset": page.offset, "limit": page.limit}),
         result.clone(),
         limitations,
     );

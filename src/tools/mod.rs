@@ -7,15 +7,18 @@
 //! the Evidence record inline (`null` for pure session-control tools); every
 //! failure is `{error: {code, message, remediation}}` and carries no Evidence.
 
+mod code;
 mod errors;
 mod inputs;
 mod inventory;
 mod layout;
 mod lifecycle;
+mod paging;
 mod pattern;
 mod procedures;
 mod search;
 mod strings;
+mod trace;
 
 use std::sync::{Arc, LazyLock};
 
@@ -25,6 +28,7 @@ use serde_json::{Value, json};
 use crate::catalog::generated::tools::CATALOG_TOML;
 pub use crate::catalog::generated::tools::ToolName;
 use crate::catalog::spec::{Effect, ToolCatalogSpec, ToolSpec};
+use crate::providers::native::Progress;
 use crate::session::{Evidence, Session};
 pub use errors::ToolError;
 
@@ -55,6 +59,16 @@ pub fn input_schema(tool: ToolName) -> Arc<JsonObject> {
         ToolName::ProcedureAddress => schema_for_type::<inputs::ProcedureAddressInput>(),
         ToolName::InspectBinaryLayout => schema_for_type::<inputs::InspectBinaryLayoutInput>(),
         ToolName::SearchStrings => schema_for_type::<inputs::SearchInput>(),
+        ToolName::ResolveContainingProcedure => {
+            schema_for_type::<inputs::ResolveContainingProcedureInput>()
+        }
+        ToolName::AnalyzeFunction => schema_for_type::<inputs::AnalyzeFunctionInput>(),
+        ToolName::Xrefs => schema_for_type::<inputs::XrefsInput>(),
+        ToolName::ProcedureCallers | ToolName::ProcedureCallees => {
+            schema_for_type::<inputs::ProcedureCallsInput>()
+        }
+        ToolName::TraceFeature => schema_for_type::<inputs::TraceFeatureInput>(),
+        ToolName::BuildCallPath => schema_for_type::<inputs::BuildCallPathInput>(),
     }
 }
 
@@ -96,8 +110,14 @@ pub fn availability(tool: ToolName, session: &Session) -> Result<(), &'static st
     Ok(())
 }
 
-/// Runs one tool against the session.
-pub fn call(tool: ToolName, arguments: JsonObject, session: &mut Session) -> ToolOutput {
+/// Runs one tool against the session. `progress` receives `(done, total)`
+/// while a whole-document index is being built.
+pub fn call(
+    tool: ToolName,
+    arguments: JsonObject,
+    session: &mut Session,
+    progress: Progress<'_>,
+) -> ToolOutput {
     let outcome = match tool {
         ToolName::BinarySession => {
             inputs::parse(arguments).and_then(|i| lifecycle::binary_session(i, session))
@@ -118,7 +138,7 @@ pub fn call(tool: ToolName, arguments: JsonObject, session: &mut Session) -> Too
             inputs::parse(arguments).and_then(|i| inventory::binary_overview(i, session))
         }
         ToolName::ListProcedures => {
-            inputs::parse(arguments).and_then(|i| inventory::list_procedures(i, session))
+            inputs::parse(arguments).and_then(|i| inventory::list_procedures(i, session, progress))
         }
         ToolName::SearchProcedures => {
             inputs::parse(arguments).and_then(|i| procedures::search_procedures(i, session))
@@ -131,6 +151,24 @@ pub fn call(tool: ToolName, arguments: JsonObject, session: &mut Session) -> Too
         }
         ToolName::SearchStrings => {
             inputs::parse(arguments).and_then(|i| strings::search_strings(i, session))
+        }
+        ToolName::ResolveContainingProcedure => inputs::parse(arguments)
+            .and_then(|i| code::resolve_containing_procedure(i, session, progress)),
+        ToolName::AnalyzeFunction => {
+            inputs::parse(arguments).and_then(|i| code::analyze_function(i, session, progress))
+        }
+        ToolName::Xrefs => inputs::parse(arguments).and_then(|i| code::xrefs(i, session, progress)),
+        ToolName::ProcedureCallers => {
+            inputs::parse(arguments).and_then(|i| code::procedure_callers(i, session, progress))
+        }
+        ToolName::ProcedureCallees => {
+            inputs::parse(arguments).and_then(|i| code::procedure_callees(i, session, progress))
+        }
+        ToolName::TraceFeature => {
+            inputs::parse(arguments).and_then(|i| trace::trace_feature(i, session, progress))
+        }
+        ToolName::BuildCallPath => {
+            inputs::parse(arguments).and_then(|i| trace::build_call_path(i, session, progress))
         }
     };
     match outcome {

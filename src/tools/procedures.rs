@@ -68,8 +68,51 @@ pub(crate) fn search_procedures(input: SearchInput, session: &mut Session) -> Ha
     Ok((result, Some(evidence)))
 }
 
+/// The one procedure a name (raw or demangled, exact) or entry address
+/// names; an ambiguous name is an error listing the candidates.
+pub(crate) fn resolve<'i>(index: &'i ProcedureIndex, query: &str) -> Result<&'i Procedure, ToolError> {
+    let query = query.trim();
+    if query.is_empty() {
+        return Err(ToolError::invalid_arguments(
+            "procedure is empty; give a name or an address",
+        ));
+    }
+    let procedures = &index.inventory.procedures;
+    let found: Vec<&Procedure> = match parse_address(query) {
+        Some(address) => procedures
+            .binary_search_by_key(&address, |p| p.address)
+            .map(|i| vec![&procedures[i]])
+            .unwrap_or_default(),
+        None => procedures
+            .iter()
+            .filter(|p| names(p).any(|n| n == query || index.demangled(n) == Some(query)))
+            .collect(),
+    };
+    match found.as_slice() {
+        [one] => Ok(*one),
+        [] => Err(not_found(query, parse_address(query).is_some(), index)),
+        many => {
+            let listed: Vec<String> = many
+                .iter()
+                .take(MAX_LISTED_CANDIDATES)
+                .map(|p| format_address(p.address))
+                .collect();
+            Err(ToolError::new(
+                "ambiguous_procedure",
+                format!(
+                    "`{query}` names {} procedures: {}{}",
+                    many.len(),
+                    listed.join(", "),
+                    if many.len() > listed.len() { ", …" } else { "" }
+                ),
+                "Pass one of the listed addresses instead of the name.",
+            ))
+        }
+    }
+}
+
 /// `0x`-prefixed hex or plain decimal.
-fn parse_address(text: &str) -> Option<u64> {
+pub(crate) fn parse_address(text: &str) -> Option<u64> {
     match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
         Some(hex) => u64::from_str_radix(hex, 16).ok(),
         None if text.bytes().all(|b| b.is_ascii_digit()) => text.parse().ok(),
@@ -91,42 +134,7 @@ pub(crate) fn procedure_address(
     let document = session.document_index(input.document.as_deref())?;
     let name = target.image.documents()[document].name.clone();
     let index = target.procedure_index(document)?;
-    let procedures = &index.inventory.procedures;
-    let found: Vec<&Procedure> = match parse_address(&query) {
-        Some(address) => procedures
-            .binary_search_by_key(&address, |p| p.address)
-            .map(|i| vec![&procedures[i]])
-            .unwrap_or_default(),
-        None => procedures
-            .iter()
-            .filter(|p| names(p).any(|n| *n == query || index.demangled(n) == Some(query.as_str())))
-            .collect(),
-    };
-    let procedure = match found.as_slice() {
-        [one] => *one,
-        [] => return Err(not_found(&query, parse_address(&query).is_some(), &index)),
-        many => {
-            let listed: Vec<String> = many
-                .iter()
-                .take(MAX_LISTED_CANDIDATES)
-                .map(|p| format_address(p.address))
-                .collect();
-            return Err(ToolError::new(
-                "ambiguous_procedure",
-                format!(
-                    "`{query}` names {} procedures: {}{}",
-                    many.len(),
-                    listed.join(", "),
-                    if many.len() > listed.len() {
-                        ", …"
-                    } else {
-                        ""
-                    }
-                ),
-                "Pass one of the listed addresses instead of the name.",
-            ));
-        }
-    };
+    let procedure = resolve(&index, &query)?;
     let mut result = json!({
         "document": name,
         "query": query,

@@ -157,10 +157,20 @@ pub fn fixture(name: &str) -> Option<PathBuf> {
     }
 }
 
-/// Compiles C sources with `cc` into `dir/name`.
+/// Compiles C sources with `cc -O0 -fno-inline` into `dir/name`.
 pub fn compile_c(dir: &Path, name: &str, sources: &[(&str, &str)]) -> Option<PathBuf> {
+    compile_c_with(dir, name, &["-O0", "-fno-inline"], sources)
+}
+
+/// Compiles C sources with `cc FLAGS` into `dir/name`.
+pub fn compile_c_with(
+    dir: &Path,
+    name: &str,
+    flags: &[&str],
+    sources: &[(&str, &str)],
+) -> Option<PathBuf> {
     let mut cmd = Command::new("cc");
-    cmd.args(["-O0", "-fno-inline", "-o"]).arg(dir.join(name));
+    cmd.args(flags).arg("-o").arg(dir.join(name));
     for (file, text) in sources {
         let path = dir.join(file);
         std::fs::write(&path, text).expect("write source");

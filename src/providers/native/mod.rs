@@ -9,8 +9,15 @@
 //! indexes without checking, or allocates more than a small multiple of the
 //! file's own size.
 
+mod calls;
+mod code_index;
+mod code_map;
+pub mod disasm;
+pub(crate) mod discovery;
 mod documents;
 mod entry;
+mod extents;
+mod function;
 mod layout;
 mod overview;
 mod procedures;
@@ -29,7 +36,13 @@ use std::sync::{Arc, OnceLock};
 use memmap2::Mmap;
 use sha2::{Digest, Sha256};
 
+use super::code::{CallEdge, FunctionDossier, UnresolvedKind, Xref};
 use super::{Format, Inventory, Overview, ProviderError};
+use code_map::CodeMap;
+
+pub use code_index::{CodeIndex, MAX_XREFS, Progress};
+pub use extents::{Containment, Extents};
+pub use function::MAX_FUNCTION_INSTRUCTIONS;
 
 pub use layout::{
     Layout, LayoutExport, LayoutImport, LayoutSection, LayoutSegment, MAX_LAYOUT_ENTRIES,
@@ -73,6 +86,31 @@ pub struct NativeImage {
     inventories: Vec<OnceLock<Result<Arc<Inventory>, ProviderError>>>,
     /// One string table per document, cached like `inventories`.
     string_tables: Vec<OnceLock<Result<Arc<StringTable>, ProviderError>>>,
+    /// One code index per document, cached like `inventories`.
+    code_indexes: Vec<OnceLock<Result<Arc<CodeIndex>, ProviderError>>>,
+    /// Procedure extents per document, derived from the inventory.
+    extents: Vec<OnceLock<Result<Arc<Extents>, ProviderError>>>,
+}
+
+/// Where an address is, as [`NativeImage::locate`] reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    pub containment: Containment,
+    /// Whether a segment (for COFF objects: a section) maps the address.
+    pub mapped: bool,
+    /// That segment's name, when it has one (ELF program headers do not).
+    pub segment: Option<String>,
+}
+
+/// Why a function dossier could not be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FunctionError {
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+    #[error("{0:#x} is not the start of a procedure in this document")]
+    NotAProcedure(u64),
+    #[error("rea cannot disassemble {0} code")]
+    UnsupportedArchitecture(String),
 }
 
 impl std::fmt::Debug for NativeImage {
@@ -100,11 +138,10 @@ impl NativeImage {
             .iter()
             .map(|_| OnceLock::new())
             .collect();
-        let string_tables = classified
-            .documents
-            .iter()
-            .map(|_| OnceLock::new())
-            .collect();
+        let cells = || classified.documents.iter().map(|_| OnceLock::new()).collect();
+        let string_tables = cells();
+        let code_indexes = cells();
+        let extents = cells();
         Ok(NativeImage {
             path: path.to_path_buf(),
             map,
@@ -114,6 +151,8 @@ impl NativeImage {
             sha256: OnceLock::new(),
             inventories,
             string_tables,
+            code_indexes,
+            extents,
         })
     }
 
@@ -144,17 +183,166 @@ impl NativeImage {
             .ok_or_else(|| self.unknown_document(name.to_owned()))
     }
 
-    /// Complete procedure inventory of one document, computed on first call.
+    /// Complete procedure inventory of one document, computed on first call:
+    /// symbols, unwind and function-start tables, the entry point, and the
+    /// direct call targets of the code index (which it builds if needed).
     pub fn inventory(&self, document: usize) -> Result<Arc<Inventory>, ProviderError> {
+        self.inventory_with_progress(document, &|_, _| {})
+    }
+
+    /// [`NativeImage::inventory`], reporting the code sweep's progress.
+    pub fn inventory_with_progress(
+        &self,
+        document: usize,
+        progress: Progress<'_>,
+    ) -> Result<Arc<Inventory>, ProviderError> {
         let cell = self
             .inventories
             .get(document)
             .ok_or_else(|| self.unknown_index(document))?;
         cell.get_or_init(|| {
+            let code = self.code_index(document, progress)?;
             let file = self.parse(document)?;
-            Ok(Arc::new(procedures::inventory(&file, [])))
+            let tables = discovery::table_starts(&file).starts.into_iter().map(|start| {
+                procedures::Candidate::unnamed(start.address, start.size, start.source)
+            });
+            let calls = code.call_targets().iter().map(|&address| {
+                procedures::Candidate::unnamed(address, None, super::Source::CallTarget)
+            });
+            Ok(Arc::new(procedures::inventory(&file, tables.chain(calls))))
         })
         .clone()
+    }
+
+    /// The procedures the symbol tables, PE exports and entry point name,
+    /// without table or code discovery: what `nm` would list. Not cached.
+    pub fn symbol_inventory(&self, document: usize) -> Result<Inventory, ProviderError> {
+        let file = self.parse(document)?;
+        Ok(procedures::inventory(&file, []))
+    }
+
+    /// The whole-document code index (references, indirect branches, call
+    /// targets), built on first call by one sweep of the code.
+    pub fn code_index(
+        &self,
+        document: usize,
+        progress: Progress<'_>,
+    ) -> Result<Arc<CodeIndex>, ProviderError> {
+        let cell = self
+            .code_indexes
+            .get(document)
+            .ok_or_else(|| self.unknown_index(document))?;
+        cell.get_or_init(|| {
+            let file = self.parse(document)?;
+            let code = CodeMap::new(&file, self.code_budget(document));
+            Ok(Arc::new(CodeIndex::build(&code, code_index::arch_of(&file), progress)))
+        })
+        .clone()
+    }
+
+    /// Disjoint procedure extents of one document (see [`Extents`]).
+    pub fn extents(&self, document: usize) -> Result<Arc<Extents>, ProviderError> {
+        let cell = self
+            .extents
+            .get(document)
+            .ok_or_else(|| self.unknown_index(document))?;
+        cell.get_or_init(|| {
+            let inventory = self.inventory(document)?;
+            let file = self.parse(document)?;
+            let code = CodeMap::new(&file, self.code_budget(document));
+            Ok(Arc::new(Extents::new(&inventory, &code)))
+        })
+        .clone()
+    }
+
+    /// Which procedure (if any) covers `address`, and which segment maps it.
+    pub fn locate(&self, document: usize, address: u64) -> Result<Location, ProviderError> {
+        let extents = self.extents(document)?;
+        let file = self.parse(document)?;
+        let code = CodeMap::new(&file, self.code_budget(document));
+        let segment = overview::segment_of(&file, address);
+        Ok(Location {
+            containment: extents.classify(address, &code),
+            mapped: segment.is_some(),
+            segment: segment.flatten(),
+        })
+    }
+
+    /// The dossier of the procedure starting at `entry`.
+    pub fn function(
+        &self,
+        document: usize,
+        entry: u64,
+        max_instructions: usize,
+    ) -> Result<FunctionDossier, FunctionError> {
+        let extents = self.extents(document)?;
+        let index = extents
+            .index_of_start(entry)
+            .ok_or(FunctionError::NotAProcedure(entry))?;
+        let (start, end) = extents.extent(index).ok_or(FunctionError::NotAProcedure(entry))?;
+        let file = self.parse(document)?;
+        let arch = code_index::arch_of(&file).ok_or_else(|| {
+            FunctionError::UnsupportedArchitecture(self.documents[document].architecture.clone())
+        })?;
+        let code = CodeMap::new(&file, self.code_budget(document));
+        let bytes = code.region_of(start).map_or(&[][..], |region| {
+            let from = region.bytes_from(start);
+            let len = usize::try_from(end - start).unwrap_or(usize::MAX);
+            &from[..from.len().min(len)]
+        });
+        Ok(function::dossier(arch, bytes, start, end, max_instructions))
+    }
+
+    /// Direct calls to the procedure starting at `entry`.
+    pub fn callers(&self, document: usize, entry: u64) -> Result<Vec<CallEdge>, ProviderError> {
+        let index = self.code_index(document, &|_, _| {})?;
+        let extents = self.extents(document)?;
+        Ok(calls::callers(&index, &extents, entry))
+    }
+
+    /// Direct calls made by the procedure starting at `entry`.
+    pub fn callees(&self, document: usize, entry: u64) -> Result<Vec<CallEdge>, FunctionError> {
+        let index = self.code_index(document, &|_, _| {})?;
+        let extents = self.extents(document)?;
+        let procedure = extents
+            .index_of_start(entry)
+            .ok_or(FunctionError::NotAProcedure(entry))?;
+        Ok(calls::callees(&index, &extents, procedure))
+    }
+
+    /// Indirect calls and jumps inside the procedure starting at `entry`.
+    pub fn unresolved(
+        &self,
+        document: usize,
+        entry: u64,
+    ) -> Result<Vec<(u64, UnresolvedKind)>, FunctionError> {
+        let index = self.code_index(document, &|_, _| {})?;
+        let extents = self.extents(document)?;
+        let procedure = extents
+            .index_of_start(entry)
+            .ok_or(FunctionError::NotAProcedure(entry))?;
+        let (start, end) = extents.extent(procedure).ok_or(FunctionError::NotAProcedure(entry))?;
+        Ok(index.indirect_in(start, end).to_vec())
+    }
+
+    /// References whose target lies in `[start, end)`, sorted by target then
+    /// source, at most `limit` of them, with the exact total.
+    pub fn xrefs_to(
+        &self,
+        document: usize,
+        start: u64,
+        end: u64,
+        limit: usize,
+    ) -> Result<(Vec<Xref>, usize), ProviderError> {
+        let index = self.code_index(document, &|_, _| {})?;
+        let total = index.xrefs_to(start, end).count();
+        Ok((index.xrefs_to(start, end).take(limit).copied().collect(), total))
+    }
+
+    /// Bytes of code one document may have analysed: its own size (the
+    /// code map trims overlaps, so this only guards against hostile tables).
+    fn code_budget(&self, document: usize) -> usize {
+        self.ranges.get(document).map_or(0, |range| range.len())
     }
 
     /// Printable strings of one document's data sections (see

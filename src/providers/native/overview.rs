@@ -57,3 +57,19 @@ fn first_and_count<I: Iterator, T>(
     let count = first.len() + items.count();
     (first, count)
 }
+
+/// The segment (COFF: section) that maps `address`: `None` when none does,
+/// `Some(None)` when one does but has no name (ELF program headers).
+/// Zero-sized segments map nothing.
+pub(super) fn segment_of(file: &object::File<'_>, address: u64) -> Option<Option<String>> {
+    let covers = |start: u64, size: u64| address >= start && address - start < size;
+    if file.format() == object::BinaryFormat::Coff {
+        file.sections()
+            .find(|section| covers(section.address(), section.size()))
+            .map(|section| section.name().ok().map(str::to_owned))
+    } else {
+        file.segments()
+            .find(|segment| covers(segment.address(), segment.size()))
+            .map(|segment| segment.name().ok().flatten().map(str::to_owned))
+    }
+}

@@ -8,12 +8,10 @@
 
 use std::borrow::Cow;
 
-use object::{
-    BinaryFormat, ExportTarget, NameOrOrdinal, Object, ObjectSection, ObjectSymbol, SectionKind,
-    SymbolKind,
-};
+use object::{BinaryFormat, ExportTarget, NameOrOrdinal, Object, ObjectSymbol, SymbolKind};
 
 use super::MAX_PROCEDURES;
+use super::code_map::CodeMap;
 use super::entry::entry_point;
 use crate::providers::{Inventory, Procedure, Source, Sources};
 
@@ -148,7 +146,7 @@ fn collect_pe_exports<'data>(file: &object::File<'data>, out: &mut Vec<Candidate
     let Ok(exports) = file.exports() else {
         return;
     };
-    let code = CodeRanges::new(file);
+    let code = CodeMap::new(file, usize::MAX);
     // The iterator always advances, so skipping broken entries terminates.
     for export in exports.flatten() {
         let ExportTarget::Address { address } = export.target() else {
@@ -168,43 +166,6 @@ fn collect_pe_exports<'data>(file: &object::File<'data>, out: &mut Vec<Candidate
             source: Source::Export,
             size: 0,
         });
-    }
-}
-
-/// Disjoint, sorted `[start, end)` address ranges of executable sections,
-/// for O(log n) membership tests however many sections and exports a
-/// (possibly hostile) file has.
-struct CodeRanges(Vec<(u64, u64)>);
-
-impl CodeRanges {
-    fn new(file: &object::File<'_>) -> CodeRanges {
-        let mut ranges: Vec<(u64, u64)> = file
-            .sections()
-            .filter(|section| section.kind() == SectionKind::Text)
-            .map(|section| {
-                // Some linkers leave VirtualSize zero; the raw size then counts.
-                let raw = section.file_range().map_or(0, |(_, size)| size);
-                let start = section.address();
-                (start, start.saturating_add(section.size().max(raw)))
-            })
-            .collect();
-        ranges.sort_unstable();
-        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
-        for (start, end) in ranges {
-            match merged.last_mut() {
-                Some(last) if start <= last.1 => last.1 = last.1.max(end),
-                _ => merged.push((start, end)),
-            }
-        }
-        CodeRanges(merged)
-    }
-
-    fn contains(&self, address: u64) -> bool {
-        let after = self.0.partition_point(|&(start, _)| start <= address);
-        after
-            .checked_sub(1)
-            .and_then(|index| self.0.get(index))
-            .is_some_and(|&(_, end)| address < end)
     }
 }
 
@@ -362,16 +323,5 @@ mod tests {
         let inventory = build(candidates, 35);
         assert!(inventory.truncated);
         assert_eq!(inventory.procedures.len(), 3);
-    }
-
-    #[test]
-    fn code_ranges_merge_overlaps() {
-        let ranges = CodeRanges(vec![(0x1000, 0x2000), (0x3000, 0x3010)]);
-        assert!(ranges.contains(0x1000));
-        assert!(ranges.contains(0x1fff));
-        assert!(!ranges.contains(0x2000));
-        assert!(!ranges.contains(0xfff));
-        assert!(ranges.contains(0x3008));
-        assert!(!ranges.contains(u64::MAX));
     }
 }

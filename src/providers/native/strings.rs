@@ -101,6 +101,25 @@ pub struct FoundString {
     pub truncated: bool,
 }
 
+impl FoundString {
+    /// Bytes `value` occupies in the file (UTF-16LE: two per character).
+    pub fn byte_len(&self) -> u64 {
+        match self.encoding {
+            StringEncoding::Ascii | StringEncoding::Utf8 => self.value.len() as u64,
+            StringEncoding::Utf16Le => self.value.chars().count() as u64 * 2,
+        }
+    }
+}
+
+impl StringTable {
+    /// The string whose bytes cover `address`, if any.
+    pub fn covering(&self, address: u64) -> Option<&FoundString> {
+        let after = self.strings.partition_point(|s| s.address <= address);
+        let found = self.strings.get(after.checked_sub(1)?)?;
+        (address - found.address < found.byte_len()).then_some(found)
+    }
+}
+
 /// All strings of one document, sorted by address.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct StringTable {

@@ -1,0 +1,430 @@
+//! Code tools: which procedure holds an address, a function's dossier,
+//! references to an address, and a procedure's callers and callees.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use super::inputs::{
+    AnalyzeFunctionInput, ProcedureCallsInput, ResolveContainingProcedureInput, XrefsInput,
+};
+use super::paging::PageRequest;
+use super::procedures::{parse_address, resolve};
+use super::{HandlerResult, ToolError, ToolName};
+use crate::providers::code::{CallEdge, FunctionDossier, Instruction};
+use crate::providers::format_address;
+use crate::providers::native::{Containment, Progress, StringTable};
+use crate::session::{ActiveTarget, ProcedureIndex, Session};
+
+/// Default and cap of `analyze_function`'s listing.
+const DEFAULT_MAX_INSTRUCTIONS: u32 = 300;
+/// Most callers a dossier lists (the total is always given).
+const DOSSIER_CALLERS: usize = 50;
+
+/// `{address, name?}` of the procedure starting at `entry`.
+pub(crate) fn procedure_ref(index: &ProcedureIndex, entry: u64) -> Value {
+    let mut value = json!({"address": format_address(entry)});
+    let procedures = &index.inventory.procedures;
+    if let Ok(i) = procedures.binary_search_by_key(&entry, |p| p.address)
+        && let Some(name) = &procedures[i].name
+    {
+        value["name"] = json!(name);
+    }
+    value
+}
+
+/// The common opening of every code tool: target, document index and name,
+/// and the procedure index (built with progress reporting).
+pub(crate) struct Scope {
+    pub target: std::sync::Arc<ActiveTarget>,
+    pub document: usize,
+    pub name: String,
+    pub index: std::sync::Arc<ProcedureIndex>,
+}
+
+impl Scope {
+    pub fn open(
+        session: &Session,
+        document: Option<&str>,
+        progress: Progress<'_>,
+    ) -> Result<Scope, ToolError> {
+        let target = session.require_target()?.clone();
+        let document = session.document_index(document)?;
+        let name = target.image.documents()[document].name.clone();
+        let index = target.procedure_index_with_progress(document, progress)?;
+        Ok(Scope {
+            target,
+            document,
+            name,
+            index,
+        })
+    }
+
+    /// Records an observation of this document and returns the result with it.
+    pub fn observe(
+        &self,
+        session: &mut Session,
+        tool: ToolName,
+        parameters: Value,
+        result: Value,
+        limitations: Vec<String>,
+    ) -> HandlerResult {
+        let draft = self.target.observation(
+            tool.as_str(),
+            self.target.document_subject(self.document),
+            parameters,
+            result.clone(),
+            limitations,
+        );
+        let evidence = session.record(draft)?;
+        Ok((result, Some(evidence)))
+    }
+}
+
+fn address_argument(text: &str) -> Result<u64, ToolError> {
+    parse_address(text.trim()).ok_or_else(|| {
+        ToolError::invalid_arguments(format!(
+            "`{}` is not an address; write it as 0x-prefixed hex (e.g. 0x401000) or decimal",
+            text.trim()
+        ))
+    })
+}
+
+pub(crate) fn resolve_containing_procedure(
+    input: ResolveContainingProcedureInput,
+    session: &mut Session,
+    progress: Progress<'_>,
+) -> HandlerResult {
+    let address = address_argument(&input.address)?;
+    let scope = Scope::open(session, input.document.as_deref(), progress)?;
+    let location = scope.target.locate(scope.document, address)?;
+    let spelled = format_address(address);
+    let (start, end) = match location.containment {
+        Containment::Procedure { start, end, .. } => (start, end),
+        Containment::NotInProcedure | Containment::NotCode if !location.mapped => {
+            return Err(ToolError::new(
+                "outside_segments",
+                format!("{spelled} is not inside any segment of {}", scope.name),
+                "Check the address: for a crash PC, subtract the module's load address and add its \
+                 link-time base (inspect_binary_layout lists segments).",
+            ));
+        }
+        Containment::NotInProcedure => {
+            return Err(ToolError::new(
+                "not_in_procedure",
+                format!(
+                    "{spelled} is in executable code of {} that no known procedure covers",
+                    scope.name
+                ),
+                "Try analyze_function on the nearest procedure below it (list_procedures), or bind \
+                 a deep provider whose analysis may know more procedures.",
+            ));
+        }
+        Containment::NotCode => {
+            return Err(ToolError::new(
+                "not_in_procedure",
+                format!(
+                    "{spelled} is mapped{} but is not executable code",
+                    location
+                        .segment
+                        .as_deref()
+                        .map(|s| format!(" (segment {s})"))
+                        .unwrap_or_default()
+                ),
+                "If this is data, find the code that uses it with xrefs.",
+            ));
+        }
+    };
+    let mut result = json!({
+        "document": scope.name,
+        "address": spelled,
+        "procedure": procedure_ref(&scope.index, start),
+        "procedure_end": format_address(end),
+        "offset": address - start,
+    });
+    if let Some(segment) = &location.segment {
+        result["segment"] = json!(segment);
+    }
+    let parameters = json!({"document": scope.name, "address": spelled});
+    scope.observe(
+        session,
+        ToolName::ResolveContainingProcedure,
+        parameters,
+        result,
+        Vec::new(),
+    )
+}
+
+pub(crate) fn analyze_function(
+    input: AnalyzeFunctionInput,
+    session: &mut Session,
+    progress: Progress<'_>,
+) -> HandlerResult {
+    let max = input.max_instructions.unwrap_or(DEFAULT_MAX_INSTRUCTIONS);
+    if !(1..=20_000).contains(&max) {
+        return Err(ToolError::invalid_arguments(format!(
+            "max_instructions {max} is outside 1-20000"
+        )));
+    }
+    let scope = Scope::open(session, input.document.as_deref(), progress)?;
+    let procedure = resolve(&scope.index, &input.procedure)?.clone();
+    let dossier = scope
+        .target
+        .function(scope.document, procedure.address, max as usize)?;
+    let callers = scope.target.callers(scope.document, procedure.address)?;
+    let strings = scope.target.image.strings(scope.document)?;
+    let mut result = dossier_json(&dossier, &scope.index, &strings);
+    result["document"] = json!(scope.name);
+    result["procedure"] = procedure_ref(&scope.index, procedure.address);
+    result["procedure"]["found_by"] = json!(procedure.sources.names());
+    result["callers"] = json!(
+        callers
+            .iter()
+            .take(DOSSIER_CALLERS)
+            .map(|edge| caller_json(edge, &scope.index))
+            .collect::<Vec<_>>()
+    );
+    result["callers_total"] = json!(callers.len());
+    let mut limitations = dossier.limitations.clone();
+    limitations.push(
+        "callers are direct calls only; calls through pointers, vtables or tables are not seen"
+            .to_owned(),
+    );
+    let parameters = json!({
+        "document": scope.name,
+        "procedure": format_address(procedure.address),
+        "max_instructions": max,
+    });
+    scope.observe(
+        session,
+        ToolName::AnalyzeFunction,
+        parameters,
+        result,
+        limitations,
+    )
+}
+
+fn instruction_json(instruction: &Instruction) -> Value {
+    let bytes: String = instruction
+        .bytes
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    json!({
+        "address": format_address(instruction.address),
+        "bytes": bytes,
+        "mnemonic": instruction.mnemonic,
+        "operands": instruction.operands,
+    })
+}
+
+fn dossier_json(dossier: &FunctionDossier, index: &ProcedureIndex, strings: &StringTable) -> Value {
+    let blocks: Vec<Value> = dossier
+        .blocks
+        .iter()
+        .map(|block| {
+            json!({
+                "start": format_address(block.start),
+                "end": format_address(block.end),
+                "instruction_count": block.instruction_count,
+                "successors": block.successors.iter().map(|edge| json!({
+                    "target": format_address(edge.target),
+                    "kind": edge.kind.as_str(),
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let callees: Vec<Value> = dossier
+        .callees
+        .iter()
+        .map(|call| json!({"at": format_address(call.at), "target": procedure_ref(index, call.target)}))
+        .collect();
+    let references: Vec<Value> = dossier
+        .references
+        .iter()
+        .map(|xref| {
+            let mut value = json!({
+                "at": format_address(xref.from),
+                "target": format_address(xref.to),
+                "kind": xref.kind.as_str(),
+            });
+            if let Some(found) = strings.covering(xref.to) {
+                value["string"] = json!(found.value);
+                value["string_address"] = json!(format_address(found.address));
+            }
+            value
+        })
+        .collect();
+    let unresolved: Vec<Value> = dossier
+        .unresolved
+        .iter()
+        .map(|u| json!({"at": format_address(u.at), "kind": u.kind.as_str()}))
+        .collect();
+    json!({
+        "entry": format_address(dossier.entry),
+        "end": dossier.end.map(format_address),
+        "instructions": dossier.instructions.iter().map(instruction_json).collect::<Vec<_>>(),
+        "blocks": blocks,
+        "callees": callees,
+        "references": references,
+        "unresolved": unresolved,
+        "truncated": dossier.truncated,
+    })
+}
+
+fn caller_json(edge: &CallEdge, index: &ProcedureIndex) -> Value {
+    json!({
+        "at": format_address(edge.at),
+        "procedure": edge.caller.map(|entry| procedure_ref(index, entry)),
+    })
+}
+
+pub(crate) fn xrefs(input: XrefsInput, session: &mut Session, progress: Progress<'_>) -> HandlerResult {
+    let page = PageRequest::new(input.offset, input.limit, 100, 500)?;
+    let scope = Scope::open(session, input.document.as_deref(), progress)?;
+    let address = match parse_address(input.address.trim()) {
+        Some(address) => address,
+        None => resolve(&scope.index, &input.address)?.address,
+    };
+    let wanted = page.offset.saturating_add(u64::from(page.limit));
+    let (upto_page, total) = scope.target.xrefs_to(
+        scope.document,
+        address,
+        address.saturating_add(1),
+        usize::try_from(wanted).unwrap_or(usize::MAX),
+    )?;
+    let skip = usize::try_from(page.offset).unwrap_or(usize::MAX);
+    let items: Vec<Value> = upto_page
+        .iter()
+        .skip(skip)
+        .map(|xref| {
+            let containing = scope.target.locate(scope.document, xref.from).ok();
+            let procedure = match containing.map(|l| l.containment) {
+                Some(Containment::Procedure { start, .. }) => procedure_ref(&scope.index, start),
+                _ => Value::Null,
+            };
+            json!({
+                "from": format_address(xref.from),
+                "kind": xref.kind.as_str(),
+                "procedure": procedure,
+            })
+        })
+        .collect();
+    let spelled = format_address(address);
+    let mut result = json!({"document": scope.name, "address": spelled, "items": items});
+    page.annotate(total, &mut result);
+    let limitations = vec![
+        "references are the direct ones the code index saw; addresses computed at run time and \
+         references from data (pointer tables) are not listed"
+            .to_owned(),
+    ];
+    let parameters = json!({
+        "document": scope.name,
+        "address": spelled,
+        "offset": page.offset,
+        "limit": page.limit,
+    });
+    scope.observe(session, ToolName::Xrefs, parameters, result, limitations)
+}
+
+/// Call edges grouped by the procedure on the other end, in address order
+/// (`None`, calls from code outside every procedure, last).
+fn grouped(edges: &[CallEdge], other_end: impl Fn(&CallEdge) -> Option<u64>) -> Vec<(Option<u64>, Vec<u64>)> {
+    let mut groups: BTreeMap<(bool, u64), Vec<u64>> = BTreeMap::new();
+    for edge in edges {
+        let key = match other_end(edge) {
+            Some(entry) => (false, entry),
+            None => (true, 0),
+        };
+        groups.entry(key).or_default().push(edge.at);
+    }
+    groups
+        .into_iter()
+        .map(|((outside, entry), sites)| ((!outside).then_some(entry), sites))
+        .collect()
+}
+
+fn calls_result(
+    scope: &Scope,
+    page: PageRequest,
+    procedure: u64,
+    groups: &[(Option<u64>, Vec<u64>)],
+) -> Value {
+    let items: Vec<Value> = page
+        .slice(groups)
+        .iter()
+        .map(|(entry, sites)| {
+            json!({
+                "procedure": entry.map(|e| procedure_ref(&scope.index, e)),
+                "call_sites": sites.iter().map(|&s| format_address(s)).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let mut result = json!({
+        "document": scope.name,
+        "procedure": procedure_ref(&scope.index, procedure),
+        "items": items,
+    });
+    page.annotate(groups.len(), &mut result);
+    result
+}
+
+pub(crate) fn procedure_callers(
+    input: ProcedureCallsInput,
+    session: &mut Session,
+    progress: Progress<'_>,
+) -> HandlerResult {
+    procedure_calls(input, session, progress, ToolName::ProcedureCallers)
+}
+
+pub(crate) fn procedure_callees(
+    input: ProcedureCallsInput,
+    session: &mut Session,
+    progress: Progress<'_>,
+) -> HandlerResult {
+    procedure_calls(input, session, progress, ToolName::ProcedureCallees)
+}
+
+fn procedure_calls(
+    input: ProcedureCallsInput,
+    session: &mut Session,
+    progress: Progress<'_>,
+    tool: ToolName,
+) -> HandlerResult {
+    let page = PageRequest::new(input.offset, input.limit, 100, 500)?;
+    let scope = Scope::open(session, input.document.as_deref(), progress)?;
+    let entry = resolve(&scope.index, &input.procedure)?.address;
+    let (groups, limitation) = if tool == ToolName::ProcedureCallers {
+        let edges = scope.target.callers(scope.document, entry)?;
+        (
+            grouped(&edges, |edge| edge.caller),
+            "only direct calls are listed; callers through function pointers, vtables or tables \
+             are not seen",
+        )
+    } else {
+        let edges = scope.target.callees(scope.document, entry)?;
+        (
+            grouped(&edges, |edge| Some(edge.callee)),
+            "only direct calls are listed; indirect calls are counted under unresolved",
+        )
+    };
+    let mut result = calls_result(&scope, page, entry, &groups);
+    let mut limitations = vec![limitation.to_owned()];
+    if tool == ToolName::ProcedureCallees {
+        let unresolved = scope.target.unresolved(scope.document, entry)?;
+        result["unresolved"] = json!(unresolved.len());
+        if !unresolved.is_empty() {
+            limitations.push(format!(
+                "{} indirect call(s) or jump(s) in this procedure may reach procedures not listed",
+                unresolved.len()
+            ));
+        }
+    }
+    let parameters = json!({
+        "document": scope.name,
+        "procedure": format_address(entry),
+        "offset": page.offset,
+        "limit": page.limit,
+    });
+    scope.observe(session, tool, parameters, result, limitations)
+}

@@ -1,0 +1,249 @@
+//! The code tools end to end over MCP, on a stripped ELF whose call graph
+//! and strings are known: from a feature string to the procedures that use
+//! it, their disassembly, callers and a call path.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{Era, call, compile_c_with, connect, nm_functions, skip};
+use serde_json::{Value, json};
+
+/// `leaf` uses the feature string; `middle` calls `leaf`; `top` calls both;
+/// `lonely` calls nothing and nobody calls it directly; `dispatch` calls
+/// through a pointer.
+const SOURCE: &str = r#"
+#include <stdio.h>
+__attribute__((noinline)) int leaf(int x) { puts("FEATURE_OFFLINE_SEARCH is enabled"); return x + 1; }
+__attribute__((noinline)) int middle(int x) { return leaf(x) * 3; }
+__attribute__((noinline)) int top(int x) { return middle(x) + leaf(x + 2); }
+__attribute__((noinline)) int lonely(int x) { return x * 7; }
+__attribute__((noinline)) int dispatch(int (*f)(int), int x) { return f(x) + 1; }
+int main(int argc, char **argv) { (void)argv; return top(argc) + dispatch(lonely, argc); }
+"#;
+
+/// The sample, its stripped copy, and the function addresses from the
+/// unstripped symbol table (strip moves no code).
+fn stripped_sample(dir: &Path) -> Option<(PathBuf, BTreeMap<String, u64>)> {
+    let full = compile_c_with(dir, "feature", &["-O1", "-fno-inline"], &[("f.c", SOURCE)])?;
+    let functions: BTreeMap<String, u64> = nm_functions(&[], &full)?
+        .into_iter()
+        .map(|(address, name)| (name, address))
+        .collect();
+    let stripped = dir.join("feature.stripped");
+    let status = Command::new("strip")
+        .arg("--strip-all")
+        .arg("-o")
+        .arg(&stripped)
+        .arg(&full)
+        .status();
+    match status {
+        Ok(s) if s.success() => Some((stripped, functions)),
+        Ok(s) => panic!("strip failed: {s}"),
+        Err(e) => {
+            skip(&format!("cannot run strip: {e}"));
+            None
+        }
+    }
+}
+
+fn address(functions: &BTreeMap<String, u64>, name: &str) -> String {
+    format!("{:#x}", functions[name])
+}
+
+fn result(value: &(Value, bool)) -> &Value {
+    assert!(!value.1, "tool failed: {}", value.0);
+    assert!(value.0["evidence"]["evidence_id"].is_string(), "Evidence inline");
+    &value.0["result"]
+}
+
+fn addresses(items: &Value, key: &str) -> Vec<String> {
+    items
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|i| i[key]["address"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn a_feature_string_leads_to_code_callers_and_a_path_in_a_stripped_binary() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let Some((stripped, functions)) = stripped_sample(dir.path()) else {
+        return;
+    };
+    let (client, _server, _) = connect(Era::Modern).await;
+    let opened = call(&client, "open_binary", json!({"path": stripped})).await;
+    result(&opened);
+
+    // Stripped: no names, but every function is found by .eh_frame or calls.
+    let listed = call(&client, "list_procedures", json!({"limit": 500})).await;
+    let items = result(&listed)["items"].as_array().expect("items").clone();
+    for name in ["leaf", "middle", "top", "lonely", "dispatch", "main"] {
+        let wanted = address(&functions, name);
+        let item = items
+            .iter()
+            .find(|i| i["address"] == json!(wanted))
+            .unwrap_or_else(|| panic!("{name} at {wanted} not discovered: {items:?}"));
+        assert!(item.get("name").is_none(), "stripped: {item}");
+        assert!(!item["found_by"].as_array().expect("found_by").is_empty());
+    }
+
+    let traced = call(
+        &client,
+        "trace_feature",
+        json!({"query": "offline_search", "max_depth": 2}),
+    )
+    .await;
+    let trace = result(&traced);
+    assert_eq!(trace["strings"]["total"], json!(1), "{trace}");
+    let reached = &trace["procedures"]["items"];
+    let depth_of = |name: &str| {
+        reached
+            .as_array()
+            .and_then(|a| a.iter().find(|p| p["address"] == json!(address(&functions, name))))
+            .map(|p| p["depth"].clone())
+    };
+    assert_eq!(depth_of("leaf"), Some(json!(0)), "{trace}");
+    assert_eq!(depth_of("middle"), Some(json!(1)), "{trace}");
+    assert_eq!(depth_of("top"), Some(json!(1)), "top calls leaf directly: {trace}");
+    assert_eq!(depth_of("lonely"), None);
+    assert!(
+        trace["unknowns"]["items"]
+            .as_array()
+            .is_some_and(|u| u.iter().any(|x| x["kind"] == "indirect_calls_not_followed")),
+        "{trace}"
+    );
+
+    let leaf = address(&functions, "leaf");
+    let analyzed = call(&client, "analyze_function", json!({"procedure": leaf})).await;
+    let dossier = result(&analyzed);
+    assert!(!dossier["instructions"].as_array().expect("listing").is_empty());
+    assert!(
+        dossier["references"]
+            .as_array()
+            .expect("references")
+            .iter()
+            .any(|r| r["string"] == json!("FEATURE_OFFLINE_SEARCH is enabled")),
+        "the string reference is resolved: {dossier}"
+    );
+    let mut callers = addresses(&dossier["callers"], "procedure");
+    callers.sort();
+    callers.dedup();
+    let mut expected = vec![address(&functions, "middle"), address(&functions, "top")];
+    expected.sort();
+    assert_eq!(callers, expected);
+
+    let path = call(
+        &client,
+        "build_call_path",
+        json!({"start": address(&functions, "main"), "goal": leaf}),
+    )
+    .await;
+    let path = result(&path);
+    assert_eq!(path["status"], json!("found"), "{path}");
+    let first: Vec<&str> = path["paths"][0]
+        .as_array()
+        .expect("a path")
+        .iter()
+        .filter_map(|p| p["address"].as_str())
+        .collect();
+    assert_eq!(
+        first,
+        [
+            address(&functions, "main"),
+            address(&functions, "top"),
+            leaf.clone()
+        ]
+    );
+
+    let none = call(
+        &client,
+        "build_call_path",
+        json!({"start": address(&functions, "dispatch"), "goal": leaf}),
+    )
+    .await;
+    assert_eq!(
+        result(&none)["status"],
+        json!("unknown"),
+        "dispatch calls through a pointer, so a hidden path is possible"
+    );
+    let none = call(
+        &client,
+        "build_call_path",
+        json!({"start": address(&functions, "lonely"), "goal": leaf}),
+    )
+    .await;
+    assert_eq!(result(&none)["status"], json!("not_found"));
+
+    let inside = functions["middle"] + 1;
+    let located = call(
+        &client,
+        "resolve_containing_procedure",
+        json!({"address": format!("{inside:#x}")}),
+    )
+    .await;
+    let located = result(&located);
+    assert_eq!(located["procedure"]["address"], json!(address(&functions, "middle")));
+    assert_eq!(located["offset"], json!(1));
+    let outside = call(
+        &client,
+        "resolve_containing_procedure",
+        json!({"address": "0x10"}),
+    )
+    .await;
+    assert!(outside.1);
+    assert_eq!(outside.0["error"]["code"], json!("outside_segments"));
+
+    let refs = call(&client, "xrefs", json!({"address": leaf})).await;
+    let refs = result(&refs);
+    assert_eq!(refs["total"], json!(2), "two direct calls to leaf: {refs}");
+    assert!(
+        refs["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .all(|r| r["kind"] == "call")
+    );
+}
+
+#[tokio::test]
+async fn callers_and_callees_are_symmetric() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let Some((stripped, functions)) = stripped_sample(dir.path()) else {
+        return;
+    };
+    let (client, _server, _) = connect(Era::Legacy).await;
+    result(&call(&client, "open_binary", json!({"path": stripped})).await);
+    const NAMES: [&str; 6] = ["leaf", "middle", "top", "lonely", "dispatch", "main"];
+    let mut callee_pairs = Vec::new();
+    let mut caller_pairs = Vec::new();
+    for name in NAMES {
+        let entry = address(&functions, name);
+        let out = call(&client, "procedure_callees", json!({"procedure": entry})).await;
+        for callee in addresses(&result(&out)["items"], "procedure") {
+            callee_pairs.push((entry.clone(), callee));
+        }
+        let out = call(&client, "procedure_callers", json!({"procedure": entry})).await;
+        for caller in addresses(&result(&out)["items"], "procedure") {
+            caller_pairs.push((caller, entry.clone()));
+        }
+    }
+    // Restricted to the named functions on both sides.
+    let named: Vec<String> = NAMES.iter().map(|n| address(&functions, n)).collect();
+    let keep = |pairs: Vec<(String, String)>| {
+        let mut pairs: Vec<_> = pairs
+            .into_iter()
+            .filter(|(a, b)| named.contains(a) && named.contains(b))
+            .collect();
+        pairs.sort();
+        pairs
+    };
+    let callee_pairs = keep(callee_pairs);
+    assert_eq!(callee_pairs, keep(caller_pairs));
+    assert!(callee_pairs.contains(&(address(&functions, "top"), address(&functions, "middle"))));
+}
