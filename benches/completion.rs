@@ -380,6 +380,7 @@ fn generate(count: usize) -> Inventory {
         procedures,
         truncated: false,
         non_utf8_names: 0,
+        limitations: Vec::new(),
     }
 }
 

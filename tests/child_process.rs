@@ -105,7 +105,7 @@ async fn completion_lifecycle_on_the_universal_fixture() {
     };
     // A bundle has no entry point; candidates are every address and each
     // name that identifies exactly one address.
-    let candidates = common::expected_candidates(&functions, None);
+    let candidates = common::expected_candidates(&functions, &[]);
     let name = "_FSEStart";
     assert!(
         candidates.iter().any(|c| c == name),

@@ -560,10 +560,18 @@ fn procedures_of_a_compiled_program_match_llvm_nm() {
     let Some(nm) = common::nm_functions(&[], &bin) else {
         return;
     };
-    let out = run(rea().arg("procedures").arg(&bin));
+    let out = run(rea().arg("procedures").arg("--symbols-only").arg(&bin));
     assert_eq!(out.code, Some(0), "{out:?}");
     assert!(out.stderr.is_empty(), "{out:?}");
     let (pairs, addresses, order) = parse_procedures(&out.stdout);
+
+    // Without --symbols-only, discovery adds nameless starts (unwind table,
+    // call targets) but never changes a name.
+    let all = run(rea().arg("procedures").arg(&bin));
+    assert_eq!(all.code, Some(0), "{all:?}");
+    let (all_pairs, all_addresses, _) = parse_procedures(&all.stdout);
+    assert_eq!(all_pairs, pairs);
+    assert!(all_addresses.is_superset(&addresses), "{all:?}");
 
     let expected: BTreeSet<(u64, String)> = nm.iter().cloned().collect();
     assert_eq!(pairs, expected, "(address, name) pairs differ from llvm-nm");
@@ -620,7 +628,7 @@ int main(int argc, char **argv) { (void)argv; return helper(argc); }
         nm.iter().all(|(a, _)| *a != entry),
         "llvm-nm still names the entry point"
     );
-    let out = run(rea().arg("procedures").arg(&stripped));
+    let out = run(rea().arg("procedures").arg("--symbols-only").arg(&stripped));
     assert_eq!(out.code, Some(0), "{out:?}");
     let (pairs, addresses, _) = parse_procedures(&out.stdout);
     assert_eq!(pairs, nm.iter().cloned().collect::<BTreeSet<_>>());
@@ -660,6 +668,7 @@ fn procedures_of_the_real_universal_fixture_match_llvm_nm() {
         };
         let out = run(rea()
             .arg("procedures")
+            .arg("--symbols-only")
             .arg(&path)
             .arg("--document")
             .arg(format!("fsevents.node ({arch})")));

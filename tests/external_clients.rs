@@ -108,8 +108,23 @@ struct Oracle {
 
 fn oracle() -> Option<Oracle> {
     let path = common::fixture(FIXTURE)?;
-    let functions = common::nm_functions(&["-D"], &path)?;
-    let candidates = common::expected_candidates(&functions, Some(FIXTURE_ENTRY));
+    // The inventory is the dynamic symbols plus discovered starts (this
+    // stripped file's .eh_frame and call targets); `rea procedures` prints
+    // it, and llvm-nm pins the named part.
+    let listed = common::rea_procedures(&path);
+    let functions: Vec<(u64, String)> = listed
+        .iter()
+        .filter_map(|(a, n)| n.clone().map(|n| (*a, n)))
+        .collect();
+    let addresses: Vec<u64> = listed.iter().map(|(a, _)| *a).collect();
+    for symbol in common::nm_functions(&["-D"], &path)? {
+        assert!(
+            functions.contains(&symbol),
+            "{symbol:?} missing from rea procedures"
+        );
+    }
+    assert!(addresses.contains(&FIXTURE_ENTRY));
+    let candidates = common::expected_candidates(&functions, &addresses);
     // A unique name whose lowercase prefix matches nothing else.
     let unique_name = candidates
         .iter()

@@ -126,7 +126,14 @@ async fn tools_list_is_fixed_and_unchanged_by_prompt_listing() {
             "search_procedures",
             "procedure_address",
             "inspect_binary_layout",
-            "search_strings"
+            "search_strings",
+            "resolve_containing_procedure",
+            "analyze_function",
+            "xrefs",
+            "procedure_callers",
+            "procedure_callees",
+            "trace_feature",
+            "build_call_path"
         ]
     );
 }

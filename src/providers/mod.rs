@@ -151,6 +151,9 @@ pub struct Inventory {
     pub truncated: bool,
     /// Symbol names skipped because they were not valid UTF-8.
     pub non_utf8_names: usize,
+    /// Sentences about what discovery could not read (malformed tables,
+    /// code the disassembler does not cover).
+    pub limitations: Vec<String>,
 }
 
 /// A segment (or, for COFF objects, a section) in an overview.

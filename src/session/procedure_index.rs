@@ -121,6 +121,7 @@ mod tests {
             ],
             truncated,
             non_utf8_names: 0,
+            limitations: Vec::new(),
         })
     }
 

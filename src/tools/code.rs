@@ -279,7 +279,11 @@ fn caller_json(edge: &CallEdge, index: &ProcedureIndex) -> Value {
     })
 }
 
-pub(crate) fn xrefs(input: XrefsInput, session: &mut Session, progress: Progress<'_>) -> HandlerResult {
+pub(crate) fn xrefs(
+    input: XrefsInput,
+    session: &mut Session,
+    progress: Progress<'_>,
+) -> HandlerResult {
     let page = PageRequest::new(input.offset, input.limit, 100, 500)?;
     let scope = Scope::open(session, input.document.as_deref(), progress)?;
     let address = match parse_address(input.address.trim()) {
@@ -329,7 +333,10 @@ pub(crate) fn xrefs(input: XrefsInput, session: &mut Session, progress: Progress
 
 /// Call edges grouped by the procedure on the other end, in address order
 /// (`None`, calls from code outside every procedure, last).
-fn grouped(edges: &[CallEdge], other_end: impl Fn(&CallEdge) -> Option<u64>) -> Vec<(Option<u64>, Vec<u64>)> {
+fn grouped(
+    edges: &[CallEdge],
+    other_end: impl Fn(&CallEdge) -> Option<u64>,
+) -> Vec<(Option<u64>, Vec<u64>)> {
     let mut groups: BTreeMap<(bool, u64), Vec<u64>> = BTreeMap::new();
     for edge in edges {
         let key = match other_end(edge) {

@@ -86,7 +86,7 @@ pub(crate) fn list_procedures(
             item
         })
         .collect();
-    let mut limitations = Vec::new();
+    let mut limitations = inventory.limitations.clone();
     if inventory.truncated {
         limitations.push(format!(
             "the inventory stops at its cap of {MAX_PROCEDURES} procedures (lowest addresses kept); \

@@ -74,7 +74,12 @@ mod tests {
         let first = PageRequest::new(None, Some(5), 100, 500).unwrap();
         first.annotate(10, &mut result);
         assert_eq!(result["next_offset"], json!(5));
-        assert_eq!(PageRequest::new(Some(u64::MAX), None, 3, 5).unwrap().range(4), 4..4);
+        assert_eq!(
+            PageRequest::new(Some(u64::MAX), None, 3, 5)
+                .unwrap()
+                .range(4),
+            4..4
+        );
         assert!(PageRequest::new(None, Some(0), 3, 5).is_err());
         assert!(PageRequest::new(None, Some(6), 3, 5).is_err());
     }

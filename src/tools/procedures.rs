@@ -70,7 +70,10 @@ pub(crate) fn search_procedures(input: SearchInput, session: &mut Session) -> Ha
 
 /// The one procedure a name (raw or demangled, exact) or entry address
 /// names; an ambiguous name is an error listing the candidates.
-pub(crate) fn resolve<'i>(index: &'i ProcedureIndex, query: &str) -> Result<&'i Procedure, ToolError> {
+pub(crate) fn resolve<'i>(
+    index: &'i ProcedureIndex,
+    query: &str,
+) -> Result<&'i Procedure, ToolError> {
     let query = query.trim();
     if query.is_empty() {
         return Err(ToolError::invalid_arguments(
@@ -103,7 +106,11 @@ pub(crate) fn resolve<'i>(index: &'i ProcedureIndex, query: &str) -> Result<&'i 
                     "`{query}` names {} procedures: {}{}",
                     many.len(),
                     listed.join(", "),
-                    if many.len() > listed.len() { ", …" } else { "" }
+                    if many.len() > listed.len() {
+                        ", …"
+                    } else {
+                        ""
+                    }
                 ),
                 "Pass one of the listed addresses instead of the name.",
             ))

@@ -5,8 +5,8 @@
 use serde_json::{Value, json};
 
 use super::ToolError;
-use super::paging::PageRequest;
 use super::inputs::SearchInput;
+use super::paging::PageRequest;
 use super::pattern::{Pattern, SearchMode};
 
 pub(crate) struct Search {

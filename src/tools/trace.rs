@@ -154,7 +154,10 @@ pub(crate) fn trace_feature(
                 .chain(&p.aliases)
                 .find(|n| {
                     pattern.is_match(n)
-                        || scope.index.demangled(n).is_some_and(|d| pattern.is_match(d))
+                        || scope
+                            .index
+                            .demangled(n)
+                            .is_some_and(|d| pattern.is_match(d))
                 })
                 .map(|n| (p.address, n.clone()))
         })
@@ -327,9 +330,8 @@ pub(crate) fn build_call_path(
     } else {
         PathStatus::NotFound
     };
-    let mut limitations = vec![
-        "paths use direct calls only; the shortest paths are listed first".to_owned(),
-    ];
+    let mut limitations =
+        vec!["paths use direct calls only; the shortest paths are listed first".to_owned()];
     if status == PathStatus::Unknown {
         limitations.push(format!(
             "no direct path exists, but {} indirect call(s) in the explored procedures could hide one",
@@ -374,7 +376,12 @@ struct PathSearch {
 
 /// Breadth-first search over callees from `start`, stopping after the
 /// level where `goal` is first reached.
-fn shortest_paths(scope: &Scope, start: u64, goal: u64, max_depth: u32) -> Result<PathSearch, ToolError> {
+fn shortest_paths(
+    scope: &Scope,
+    start: u64,
+    goal: u64,
+    max_depth: u32,
+) -> Result<PathSearch, ToolError> {
     let mut depth_of: HashMap<u64, u32> = HashMap::from([(start, 0)]);
     let mut search = PathSearch {
         parents: HashMap::from([(start, Vec::new())]),
@@ -469,13 +476,11 @@ mod tests {
     #[test]
     fn paths_are_enumerated_shortest_first_and_bounded() {
         // 1 -> 2 -> 4, 1 -> 3 -> 4
-        let parents = HashMap::from([
-            (1, vec![]),
-            (2, vec![1]),
-            (3, vec![1]),
-            (4, vec![3, 2]),
-        ]);
-        assert_eq!(enumerate_paths(&parents, 1, 4, 5), vec![vec![1, 2, 4], vec![1, 3, 4]]);
+        let parents = HashMap::from([(1, vec![]), (2, vec![1]), (3, vec![1]), (4, vec![3, 2])]);
+        assert_eq!(
+            enumerate_paths(&parents, 1, 4, 5),
+            vec![vec![1, 2, 4], vec![1, 3, 4]]
+        );
         assert_eq!(enumerate_paths(&parents, 1, 4, 1), vec![vec![1, 2, 4]]);
         assert_eq!(enumerate_paths(&parents, 1, 1, 5), vec![vec![1]]);
         assert!(enumerate_paths(&parents, 1, 9, 5).is_empty());
@@ -483,7 +488,10 @@ mod tests {
 
     #[test]
     fn budget_refuses_overspending_and_remembers() {
-        let mut budget = Budget { left: 5, exhausted: false };
+        let mut budget = Budget {
+            left: 5,
+            exhausted: false,
+        };
         assert!(budget.spend(5));
         assert!(!budget.spend(1));
         assert!(budget.exhausted);

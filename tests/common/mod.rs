@@ -286,13 +286,14 @@ pub fn nm_functions(args: &[&str], path: &Path) -> Option<Vec<(u64, String)>> {
     )
 }
 
-/// The completion candidates an inventory built from `functions` (plus an
-/// optional entry point) must offer: every address, and each name that
-/// identifies exactly one address.
-pub fn expected_candidates(functions: &[(u64, String)], entry: Option<u64>) -> Vec<String> {
+/// The completion candidates an inventory built from `functions` (plus
+/// nameless `extra` addresses such as the entry point or discovered starts)
+/// must offer: every address, and each name that identifies exactly one
+/// address.
+pub fn expected_candidates(functions: &[(u64, String)], extra: &[u64]) -> Vec<String> {
     use std::collections::{BTreeMap, BTreeSet};
     let mut addresses: BTreeSet<u64> = functions.iter().map(|(a, _)| *a).collect();
-    addresses.extend(entry);
+    addresses.extend(extra);
     let mut names: BTreeMap<&str, BTreeSet<u64>> = BTreeMap::new();
     for (a, n) in functions {
         names.entry(n.as_str()).or_default().insert(*a);
@@ -307,4 +308,32 @@ pub fn expected_candidates(functions: &[(u64, String)], entry: Option<u64>) -> V
     out.sort();
     out.dedup();
     out
+}
+
+/// `rea procedures PATH`: every `(address, name)` line, with `None` for an
+/// address printed alone (a procedure without a name).
+pub fn rea_procedures(path: &Path) -> Vec<(u64, Option<String>)> {
+    let out = Command::new(env!("CARGO_BIN_EXE_rea"))
+        .arg("procedures")
+        .arg(path)
+        .output()
+        .expect("run rea procedures");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| {
+            let (address, name) = match line.split_once(' ') {
+                Some((a, n)) => (a, Some(n.to_string())),
+                None => (line, None),
+            };
+            Some((
+                u64::from_str_radix(address.strip_prefix("0x")?, 16).ok()?,
+                name,
+            ))
+        })
+        .collect()
 }

@@ -43,7 +43,11 @@ pub struct CodeIndex {
 
 impl CodeIndex {
     /// Sweeps every executable region of `code`.
-    pub(super) fn build(code: &CodeMap<'_>, arch: Option<Arch>, progress: Progress<'_>) -> CodeIndex {
+    pub(super) fn build(
+        code: &CodeMap<'_>,
+        arch: Option<Arch>,
+        progress: Progress<'_>,
+    ) -> CodeIndex {
         let mut index = CodeIndex {
             arch,
             limitations: code.limitations.clone(),
@@ -83,12 +87,20 @@ impl CodeIndex {
         let from = decoded.address;
         match decoded.flow {
             Flow::Call { target } => {
-                self.push(Xref { from, to: target, kind: RefKind::Call });
+                self.push(Xref {
+                    from,
+                    to: target,
+                    kind: RefKind::Call,
+                });
                 if code.contains(target) && is_aligned(arch, target) {
                     self.call_targets.push(target);
                 }
             }
-            Flow::Jump { target } => self.push(Xref { from, to: target, kind: RefKind::Jump }),
+            Flow::Jump { target } => self.push(Xref {
+                from,
+                to: target,
+                kind: RefKind::Jump,
+            }),
             Flow::ConditionalJump { target } => self.push(Xref {
                 from,
                 to: target,
@@ -99,7 +111,11 @@ impl CodeIndex {
             Flow::Sequential | Flow::Return | Flow::Stop => {}
         }
         if let Some(data) = decoded.data {
-            self.push(Xref { from, to: data.target, kind: data.kind });
+            self.push(Xref {
+                from,
+                to: data.target,
+                kind: data.kind,
+            });
         }
     }
 
@@ -177,7 +193,7 @@ impl CodeIndex {
 /// an artefact of sweeping data and is not a procedure.
 fn is_aligned(arch: Arch, address: u64) -> bool {
     match arch {
-        Arch::Aarch64 => address % 4 == 0,
+        Arch::Aarch64 => address.is_multiple_of(4),
         Arch::X86 | Arch::X86_64 => true,
     }
 }

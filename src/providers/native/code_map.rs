@@ -8,7 +8,7 @@
 //! address is read at most once, and the bytes a map may hold are bounded by
 //! a budget, so decoding work stays linear in the file size.
 
-use object::{Object, ObjectSection, SectionKind};
+use object::{Object, ObjectSection, ObjectSegment, SectionKind, SegmentFlags};
 
 /// One executable range.
 #[derive(Debug, Clone, Copy)]
@@ -63,6 +63,21 @@ impl<'data> CodeMap<'data> {
             })
             .filter(|region| region.end > region.address)
             .collect();
+        if file.sections().next().is_none() {
+            // No section headers (e.g. after `sstrip`): the executable
+            // segments are the code.
+            sections.extend(
+                file.segments()
+                    .filter(|segment| executable(segment.flags()))
+                    .map(|segment| CodeRegion {
+                        address: segment.address(),
+                        end: segment.address().saturating_add(segment.size()),
+                        bytes: segment.data().unwrap_or(&[]),
+                        section: "",
+                    })
+                    .filter(|region| region.end > region.address),
+            );
+        }
         sections.sort_unstable_by_key(|region| (region.address, region.end));
         let mut map = CodeMap::default();
         let mut budget = byte_budget;
@@ -134,6 +149,19 @@ impl<'data> CodeMap<'data> {
     }
 }
 
+/// Whether a segment is mapped executable (ELF `PF_X`, Mach-O
+/// `VM_PROT_EXECUTE` in its initial protection, PE `IMAGE_SCN_MEM_EXECUTE`).
+fn executable(flags: SegmentFlags) -> bool {
+    match flags {
+        SegmentFlags::Elf { p_flags, .. } => p_flags.contains(object::elf::PF_X),
+        SegmentFlags::MachO { initprot, .. } => initprot.contains(object::macho::VM_PROT_EXECUTE),
+        SegmentFlags::Coff { characteristics } => {
+            characteristics.contains(object::pe::IMAGE_SCN_MEM_EXECUTE)
+        }
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -150,7 +178,10 @@ mod tests {
     #[test]
     fn lookups_respect_region_bounds() {
         let map = CodeMap {
-            regions: vec![region(0x1000, 0x2000, &[0; 16]), region(0x3000, 0x3010, &[])],
+            regions: vec![
+                region(0x1000, 0x2000, &[0; 16]),
+                region(0x3000, 0x3010, &[]),
+            ],
             limitations: Vec::new(),
         };
         assert!(map.contains(0x1000));

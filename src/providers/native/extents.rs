@@ -38,7 +38,9 @@ impl Extents {
             let start = procedure.address;
             let region_end = code.region_of(start).map_or(start, |region| region.end);
             let next = procedures.get(i + 1).map_or(u64::MAX, |p| p.address);
-            let stated = procedure.size.map_or(u64::MAX, |size| start.saturating_add(size));
+            let stated = procedure
+                .size
+                .map_or(u64::MAX, |size| start.saturating_add(size));
             ends.push(stated.min(next).min(region_end));
         }
         Extents {
@@ -59,11 +61,14 @@ impl Extents {
 
     /// The procedure whose extent covers `address`, if any.
     pub fn containing(&self, address: u64) -> Option<usize> {
-        let index = self.starts.partition_point(|&s| s <= address).checked_sub(1)?;
+        let index = self
+            .starts
+            .partition_point(|&s| s <= address)
+            .checked_sub(1)?;
         (address < *self.ends.get(index)?).then_some(index)
     }
 
-    pub fn classify(&self, address: u64, code: &CodeMap<'_>) -> Containment {
+    pub(crate) fn classify(&self, address: u64, code: &CodeMap<'_>) -> Containment {
         match self.containing(address) {
             Some(index) => Containment::Procedure {
                 index,
@@ -96,6 +101,7 @@ mod tests {
                 .collect(),
             truncated: false,
             non_utf8_names: 0,
+            limitations: Vec::new(),
         }
     }
 
@@ -132,14 +138,30 @@ mod tests {
         }]);
         let extents = Extents::new(&inv, &code);
         assert_eq!(extents.extent(0), Some((0x1000, 0x1008)), "stated size");
-        assert_eq!(extents.extent(1), Some((0x1010, 0x1020)), "cut at the next start");
-        assert_eq!(extents.extent(2), Some((0x1020, 0x1030)), "cut at the region end");
-        assert_eq!(extents.extent(3), Some((0x3000, 0x3000)), "not in code: empty");
+        assert_eq!(
+            extents.extent(1),
+            Some((0x1010, 0x1020)),
+            "cut at the next start"
+        );
+        assert_eq!(
+            extents.extent(2),
+            Some((0x1020, 0x1030)),
+            "cut at the region end"
+        );
+        assert_eq!(
+            extents.extent(3),
+            Some((0x3000, 0x3000)),
+            "not in code: empty"
+        );
         assert_eq!(extents.classify(0x1009, &code), Containment::NotInProcedure);
         assert_eq!(extents.classify(0x2000, &code), Containment::NotCode);
         assert_eq!(
             extents.classify(0x1025, &code),
-            Containment::Procedure { index: 2, start: 0x1020, end: 0x1030 }
+            Containment::Procedure {
+                index: 2,
+                start: 0x1020,
+                end: 0x1030
+            }
         );
     }
 }

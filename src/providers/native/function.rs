@@ -24,9 +24,9 @@ pub(super) fn dossier(
 ) -> FunctionDossier {
     let max = max_instructions.clamp(1, MAX_FUNCTION_INSTRUCTIONS);
     let instructions = disasm::disassemble(arch, bytes, entry, max);
-    let listed_end = instructions
-        .last()
-        .map_or(entry, |last| last.address.wrapping_add(last.bytes.len() as u64));
+    let listed_end = instructions.last().map_or(entry, |last| {
+        last.address.wrapping_add(last.bytes.len() as u64)
+    });
     let truncated = listed_end < end && instructions.len() >= max;
     let mut limitations = Vec::new();
     if truncated {
@@ -180,11 +180,23 @@ mod tests {
         assert_eq!(
             blocks[0].successors,
             [
-                Edge { target: 8, kind: EdgeKind::ConditionalTaken },
-                Edge { target: 4, kind: EdgeKind::ConditionalNotTaken },
+                Edge {
+                    target: 8,
+                    kind: EdgeKind::ConditionalTaken
+                },
+                Edge {
+                    target: 4,
+                    kind: EdgeKind::ConditionalNotTaken
+                },
             ]
         );
-        assert_eq!(blocks[1].successors, [Edge { target: 10, kind: EdgeKind::Jump }]);
+        assert_eq!(
+            blocks[1].successors,
+            [Edge {
+                target: 10,
+                kind: EdgeKind::Jump
+            }]
+        );
         assert!(blocks[2].successors.is_empty(), "ret ends the block");
         assert!(blocks[3].successors.is_empty());
     }
@@ -198,7 +210,13 @@ mod tests {
             insn(4, 1, Flow::Return),
         ];
         let blocks = blocks(&listing, 0, 5);
-        assert_eq!(blocks[0].successors, [Edge { target: 1, kind: EdgeKind::Fallthrough }]);
+        assert_eq!(
+            blocks[0].successors,
+            [Edge {
+                target: 1,
+                kind: EdgeKind::Fallthrough
+            }]
+        );
         assert_eq!(blocks[1].start, 1);
         assert_eq!(blocks.len(), 3);
     }

@@ -138,10 +138,10 @@ impl NativeImage {
             .iter()
             .map(|_| OnceLock::new())
             .collect();
-        let cells = || classified.documents.iter().map(|_| OnceLock::new()).collect();
-        let string_tables = cells();
-        let code_indexes = cells();
-        let extents = cells();
+        let count = classified.documents.len();
+        let string_tables = std::iter::repeat_with(OnceLock::new).take(count).collect();
+        let code_indexes = std::iter::repeat_with(OnceLock::new).take(count).collect();
+        let extents = std::iter::repeat_with(OnceLock::new).take(count).collect();
         Ok(NativeImage {
             path: path.to_path_buf(),
             map,
@@ -203,13 +203,19 @@ impl NativeImage {
         cell.get_or_init(|| {
             let code = self.code_index(document, progress)?;
             let file = self.parse(document)?;
-            let tables = discovery::table_starts(&file).starts.into_iter().map(|start| {
+            let discovered = discovery::table_starts(&file);
+            let tables = discovered.starts.into_iter().map(|start| {
                 procedures::Candidate::unnamed(start.address, start.size, start.source)
             });
             let calls = code.call_targets().iter().map(|&address| {
                 procedures::Candidate::unnamed(address, None, super::Source::CallTarget)
             });
-            Ok(Arc::new(procedures::inventory(&file, tables.chain(calls))))
+            let mut inventory = procedures::inventory(&file, tables.chain(calls));
+            inventory.limitations.extend(discovered.limitations);
+            inventory
+                .limitations
+                .extend(code.limitations.iter().cloned());
+            Ok(Arc::new(inventory))
         })
         .clone()
     }
@@ -235,7 +241,11 @@ impl NativeImage {
         cell.get_or_init(|| {
             let file = self.parse(document)?;
             let code = CodeMap::new(&file, self.code_budget(document));
-            Ok(Arc::new(CodeIndex::build(&code, code_index::arch_of(&file), progress)))
+            Ok(Arc::new(CodeIndex::build(
+                &code,
+                code_index::arch_of(&file),
+                progress,
+            )))
         })
         .clone()
     }
@@ -279,7 +289,9 @@ impl NativeImage {
         let index = extents
             .index_of_start(entry)
             .ok_or(FunctionError::NotAProcedure(entry))?;
-        let (start, end) = extents.extent(index).ok_or(FunctionError::NotAProcedure(entry))?;
+        let (start, end) = extents
+            .extent(index)
+            .ok_or(FunctionError::NotAProcedure(entry))?;
         let file = self.parse(document)?;
         let arch = code_index::arch_of(&file).ok_or_else(|| {
             FunctionError::UnsupportedArchitecture(self.documents[document].architecture.clone())
@@ -321,7 +333,9 @@ impl NativeImage {
         let procedure = extents
             .index_of_start(entry)
             .ok_or(FunctionError::NotAProcedure(entry))?;
-        let (start, end) = extents.extent(procedure).ok_or(FunctionError::NotAProcedure(entry))?;
+        let (start, end) = extents
+            .extent(procedure)
+            .ok_or(FunctionError::NotAProcedure(entry))?;
         Ok(index.indirect_in(start, end).to_vec())
     }
 
@@ -336,7 +350,10 @@ impl NativeImage {
     ) -> Result<(Vec<Xref>, usize), ProviderError> {
         let index = self.code_index(document, &|_, _| {})?;
         let total = index.xrefs_to(start, end).count();
-        Ok((index.xrefs_to(start, end).take(limit).copied().collect(), total))
+        Ok((
+            index.xrefs_to(start, end).take(limit).copied().collect(),
+            total,
+        ))
     }
 
     /// Bytes of code one document may have analysed: its own size (the

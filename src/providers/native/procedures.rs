@@ -182,6 +182,7 @@ fn build(mut candidates: Vec<Candidate<'_>>, max_name_bytes: usize) -> Inventory
         procedures: Vec::new(),
         truncated: false,
         non_utf8_names: 0,
+        limitations: Vec::new(),
     };
     let mut name_bytes = 0usize;
     for group in candidates.chunk_by(|a, b| a.address == b.address) {
