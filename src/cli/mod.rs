@@ -3,6 +3,7 @@
 //! `procedures` (the twin of `list_procedures`), and `mcp` itself.
 
 mod doctor;
+mod index;
 mod mcp;
 mod procedures;
 mod prompts;
@@ -47,6 +48,14 @@ enum Command {
         /// Confine the target check to DIR (repeatable), as `rea mcp --read-root`.
         #[arg(long = "read-root", value_name = "DIR")]
         read_roots: Vec<PathBuf>,
+    },
+    /// Build a document's code index and print its size and build time as JSON.
+    Index {
+        /// The executable or .app bundle.
+        file: PathBuf,
+        /// Document name (see list_documents); the first document by default.
+        #[arg(long)]
+        document: Option<String>,
     },
     /// Print a document's procedures, one `address [name]` per line.
     Procedures {
@@ -114,6 +123,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
             PromptsCommand::Lint { dir, format } => prompts::lint(&dir, format),
         },
         Command::Doctor { target, read_roots } => doctor::run(target.as_deref(), &read_roots),
+        Command::Index { file, document } => index::run(&file, document.as_deref()),
         Command::Procedures {
             file,
             document,

@@ -1,0 +1,50 @@
+//! What the `native_analysis` fuzz target does with one input, shared with
+//! the corpus replay test (`tests/fuzz_replay.rs`) through `#[path]`.
+//!
+//! Open the file, list every document's procedures (which sweeps its code),
+//! then analyse a bounded sample of procedures: dossier, callers, callees,
+//! unresolved branches, containing-procedure lookups and references, at
+//! addresses taken from the procedures and from the input itself.
+
+use rea::providers::native::NativeImage;
+
+/// Procedures analysed per document (the first ones, the last one, and
+/// one chosen by the input).
+const SAMPLE: usize = 6;
+
+pub fn exercise(image: &NativeImage, data: &[u8]) {
+    for document in 0..image.documents().len() {
+        let Ok(inventory) = image.inventory(document) else {
+            continue;
+        };
+        let procedures = &inventory.procedures;
+        assert!(procedures.windows(2).all(|w| w[0].address < w[1].address));
+        let chosen = data
+            .get(..8)
+            .and_then(|b| b.try_into().ok())
+            .map(u64::from_le_bytes)
+            .unwrap_or(0);
+        let picks = procedures
+            .iter()
+            .take(SAMPLE - 2)
+            .chain(procedures.last())
+            .chain(procedures.get(chosen as usize % procedures.len().max(1)));
+        for procedure in picks {
+            let entry = procedure.address;
+            if let Ok(dossier) = image.function(document, entry, 256) {
+                assert!(dossier.instructions.len() <= 256);
+                assert_eq!(dossier.entry, entry);
+            }
+            let _ = image.callers(document, entry);
+            let _ = image.callees(document, entry);
+            let _ = image.unresolved(document, entry);
+            let _ = image.locate(document, entry.wrapping_add(1));
+            let _ = image.xrefs_to(document, entry, entry.saturating_add(1), 16);
+        }
+        // Addresses that are not procedure starts are typed errors.
+        let _ = image.function(document, chosen, 64);
+        let _ = image.locate(document, chosen);
+        let _ = image.locate(document, u64::MAX);
+        let _ = image.xrefs_to(document, chosen, u64::MAX, 16);
+    }
+}
