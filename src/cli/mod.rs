@@ -6,6 +6,7 @@ mod doctor;
 mod mcp;
 mod procedures;
 mod prompts;
+mod radare2_host;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -55,6 +56,19 @@ enum Command {
         /// Document name (see list_documents); the first document by default.
         #[arg(long)]
         document: Option<String>,
+    },
+    /// Serve radare2's libraries over the r2pipe protocol (started by the
+    /// radare2 provider; stdout carries protocol bytes only).
+    #[command(hide = true)]
+    Radare2Host {
+        /// The directory holding libr_core.so (REA_RADARE2_LIBR).
+        #[arg(long, value_name = "DIR")]
+        libr: PathBuf,
+        /// A radare2 setting applied before loading (repeatable).
+        #[arg(short = 'e', value_name = "KEY=VALUE")]
+        settings: Vec<String>,
+        /// The absolute path of the file to load.
+        file: PathBuf,
     },
 }
 
@@ -111,5 +125,10 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         },
         Command::Doctor { target, read_roots } => doctor::run(target.as_deref(), &read_roots),
         Command::Procedures { file, document } => procedures::run(&file, document.as_deref()),
+        Command::Radare2Host {
+            libr,
+            settings,
+            file,
+        } => radare2_host::run(&libr, &settings, &file),
     }
 }
