@@ -7,6 +7,7 @@ mod index;
 mod mcp;
 mod procedures;
 mod prompts;
+mod radare2_host;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -69,6 +70,19 @@ enum Command {
         #[arg(long)]
         symbols_only: bool,
     },
+    /// Serve radare2's libraries over the r2pipe protocol (started by the
+    /// radare2 provider; stdout carries protocol bytes only).
+    #[command(hide = true)]
+    Radare2Host {
+        /// The directory holding libr_core.so (REA_RADARE2_LIBR).
+        #[arg(long, value_name = "DIR")]
+        libr: PathBuf,
+        /// A radare2 setting applied before loading (repeatable).
+        #[arg(short = 'e', value_name = "KEY=VALUE")]
+        settings: Vec<String>,
+        /// The absolute path of the file to load.
+        file: PathBuf,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -129,5 +143,10 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
             document,
             symbols_only,
         } => procedures::run(&file, document.as_deref(), symbols_only),
+        Command::Radare2Host {
+            libr,
+            settings,
+            file,
+        } => radare2_host::run(&libr, &settings, &file),
     }
 }

@@ -2,12 +2,13 @@
 //! they turn a file into documents, procedure inventories and overviews.
 //!
 //! The built-in [`native`] provider always works (pure Rust, `object` over a
-//! memory map). Deep providers (radare2, later) are chosen explicitly or by
+//! memory map). Deep providers ([`radare2`]) are chosen explicitly or by
 //! `auto`, never as a silent fallback.
 
 pub mod code;
 pub mod demangle;
 pub mod native;
+pub mod radare2;
 
 /// The id of the built-in provider.
 pub const NATIVE_PROVIDER_ID: &str = "native";

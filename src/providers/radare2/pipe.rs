@@ -1,0 +1,354 @@
+//! One radare2 child process and the r2pipe framing: a command is one line on
+//! stdin, its answer is everything on stdout up to the next NUL byte, and one
+//! NUL arrives after the file is loaded.
+//!
+//! stdout and stderr are drained by reader threads, so a wait is always a
+//! channel receive with a deadline: a hung radare2 cannot hang rea. stderr is
+//! kept only as a short tail for error messages. Dropping a [`Process`] kills
+//! and reaps the child.
+
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::io::{self, Read, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Bytes of stderr kept for diagnostics.
+const STDERR_TAIL_BYTES: usize = 4096;
+/// Characters of cleaned stderr put into an error message.
+const STDERR_MESSAGE_CHARS: usize = 600;
+/// stdout chunks buffered ahead of the reader (64 KiB each).
+const CHUNK_BYTES: usize = 64 * 1024;
+const CHUNKS_IN_FLIGHT: usize = 64;
+/// How long an exiting child gets before it is killed.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
+
+/// Why no answer was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReadFailure {
+    Timeout,
+    /// stdout closed: the process exited or closed it.
+    Eof,
+    TooLarge,
+}
+
+pub(crate) struct Process {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    chunks: Receiver<Vec<u8>>,
+    pending: Vec<u8>,
+    stderr: Arc<Mutex<VecDeque<u8>>>,
+    stderr_reader: Option<JoinHandle<()>>,
+    reaped: bool,
+}
+
+impl Process {
+    pub fn spawn(program: &Path, args: &[OsString]) -> io::Result<Process> {
+        let mut child = Command::new(program)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()?;
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(io::Error::other("the child's pipes were not created"));
+        };
+        let (tx, chunks) = sync_channel(CHUNKS_IN_FLIGHT);
+        let spawned = std::thread::Builder::new()
+            .name("radare2-stdout".into())
+            .spawn(move || pump_stdout(stdout, tx));
+        let tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL_BYTES)));
+        let stderr_reader = spawned.and_then(|_| {
+            let tail = Arc::clone(&tail);
+            std::thread::Builder::new()
+                .name("radare2-stderr".into())
+                .spawn(move || keep_tail(stderr, &tail))
+        });
+        let stderr_reader = match stderr_reader {
+            Ok(handle) => handle,
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(e);
+            }
+        };
+        Ok(Process {
+            child,
+            stdin: Some(stdin),
+            chunks,
+            pending: Vec::new(),
+            stderr: tail,
+            stderr_reader: Some(stderr_reader),
+            reaped: false,
+        })
+    }
+
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Writes one command line.
+    pub fn send(&mut self, line: &str) -> io::Result<()> {
+        let stdin = self
+            .stdin
+            .as_mut()
+            .ok_or_else(|| io::Error::from(io::ErrorKind::BrokenPipe))?;
+        stdin.write_all(line.as_bytes())?;
+        stdin.write_all(b"\n")?;
+        stdin.flush()
+    }
+
+    /// Reads one answer (without its NUL), waiting at most `timeout` and
+    /// accepting at most `limit` bytes.
+    pub fn read_answer(&mut self, timeout: Duration, limit: usize) -> Result<Vec<u8>, ReadFailure> {
+        let deadline = Instant::now().checked_add(timeout);
+        let mut scanned = 0;
+        loop {
+            if let Some(pos) = self.pending[scanned..].iter().position(|&b| b == 0) {
+                let end = scanned + pos;
+                if end > limit {
+                    return Err(ReadFailure::TooLarge);
+                }
+                let mut answer: Vec<u8> = self.pending.drain(..=end).collect();
+                answer.pop();
+                return Ok(answer);
+            }
+            scanned = self.pending.len();
+            if scanned > limit {
+                return Err(ReadFailure::TooLarge);
+            }
+            let wait = match deadline {
+                Some(d) => d.saturating_duration_since(Instant::now()),
+                None => Duration::MAX,
+            };
+            if wait.is_zero() {
+                return Err(ReadFailure::Timeout);
+            }
+            match self.chunks.recv_timeout(wait) {
+                Ok(chunk) => self.pending.extend_from_slice(&chunk),
+                Err(RecvTimeoutError::Timeout) => return Err(ReadFailure::Timeout),
+                Err(RecvTimeoutError::Disconnected) => return Err(ReadFailure::Eof),
+            }
+        }
+    }
+
+    /// After stdout closed: waits briefly for the exit, kills otherwise, and
+    /// describes how the process ended plus its last diagnostics.
+    pub fn finish(mut self) -> (String, String) {
+        self.stdin = None;
+        let deadline = Instant::now() + EXIT_GRACE;
+        let status = loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) => break status.to_string(),
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Ok(None) => {
+                    let _ = self.child.kill();
+                    break match self.child.wait() {
+                        Ok(s) => format!("closed its output and was killed: {s}"),
+                        Err(e) => format!("closed its output; cannot reap it: {e}"),
+                    };
+                }
+                Err(e) => break format!("cannot read its exit status: {e}"),
+            }
+        };
+        self.reaped = true;
+        // The stderr pipe closes with the process; give the reader a moment
+        // to take the last lines.
+        if let Some(reader) = self.stderr_reader.take() {
+            let until = Instant::now() + Duration::from_millis(500);
+            while !reader.is_finished() && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+        let stderr = self.stderr_tail();
+        (status, stderr)
+    }
+
+    /// The last diagnostics, cleaned of terminal control sequences.
+    pub fn stderr_tail(&self) -> String {
+        let bytes: Vec<u8> = match self.stderr.lock() {
+            Ok(tail) => tail.iter().copied().collect(),
+            Err(poisoned) => poisoned.into_inner().iter().copied().collect(),
+        };
+        clean_diagnostics(&bytes)
+    }
+
+    fn kill_and_reap(&mut self) {
+        if !self.reaped {
+            self.stdin = None;
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+            self.reaped = true;
+        }
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        self.kill_and_reap();
+    }
+}
+
+fn pump_stdout(mut stdout: impl Read, tx: SyncSender<Vec<u8>>) {
+    let mut buf = vec![0u8; CHUNK_BYTES];
+    loop {
+        match stdout.read(&mut buf) {
+            Ok(0) => return,
+            Ok(n) => {
+                if tx.send(buf[..n].to_vec()).is_err() {
+                    return;
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return,
+        }
+    }
+}
+
+fn keep_tail(mut stderr: impl Read, tail: &Mutex<VecDeque<u8>>) {
+    let mut buf = [0u8; 4096];
+    loop {
+        match stderr.read(&mut buf) {
+            Ok(0) => return,
+            Ok(n) => {
+                let mut tail = match tail.lock() {
+                    Ok(t) => t,
+                    Err(poisoned) => poisoned.into_inner(),
+                };
+                tail.extend(&buf[..n]);
+                let excess = tail.len().saturating_sub(STDERR_TAIL_BYTES);
+                tail.drain(..excess);
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return,
+        }
+    }
+}
+
+/// stderr as one line for a message: ANSI escape sequences and other
+/// controls removed, lines joined with ` | `, the last characters kept.
+pub(crate) fn clean_diagnostics(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => {
+                // CSI: ESC [ parameters final-byte; other escapes: one char.
+                if chars.peek() == Some(&'[') {
+                    chars.next();
+                    for c in chars.by_ref() {
+                        if ('@'..='~').contains(&c) {
+                            break;
+                        }
+                    }
+                } else {
+                    chars.next();
+                }
+            }
+            '\n' | '\r' => {
+                let trimmed = line.trim();
+                if !trimmed.is_empty() {
+                    lines.push(trimmed.to_string());
+                }
+                line.clear();
+            }
+            c if c.is_control() => {}
+            c => line.push(c),
+        }
+    }
+    let trimmed = line.trim();
+    if !trimmed.is_empty() {
+        lines.push(trimmed.to_string());
+    }
+    let joined = lines.join(" | ");
+    let count = joined.chars().count();
+    if count <= STDERR_MESSAGE_CHARS {
+        joined
+    } else {
+        let skip = count - STDERR_MESSAGE_CHARS;
+        format!("…{}", joined.chars().skip(skip).collect::<String>())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn diagnostics_lose_escapes_and_keep_the_end() {
+        let raw = b"\x1b[31mERROR: \x1b[0mInvalid config key\n[ ] Analyze\r\x1b[2K[x] Analyze\n";
+        assert_eq!(
+            clean_diagnostics(raw),
+            "ERROR: Invalid config key | [ ] Analyze | [x] Analyze"
+        );
+        let long = "x".repeat(5000);
+        let cleaned = clean_diagnostics(long.as_bytes());
+        assert!(cleaned.starts_with('…'));
+        assert_eq!(cleaned.chars().count(), STDERR_MESSAGE_CHARS + 1);
+        assert_eq!(clean_diagnostics(b"\xff\x00ok"), "\u{fffd}ok");
+    }
+
+    #[cfg(unix)]
+    fn sh(script: &str) -> Process {
+        Process::spawn(
+            Path::new("/bin/sh"),
+            &[OsString::from("-c"), OsString::from(script)],
+        )
+        .unwrap()
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn answers_are_split_at_nul_bytes() {
+        let mut p = sh("printf 'first\\0second\\0'; cat >/dev/null");
+        let t = Duration::from_secs(10);
+        assert_eq!(p.read_answer(t, 100).unwrap(), b"first");
+        assert_eq!(p.read_answer(t, 100).unwrap(), b"second");
+        assert_eq!(
+            p.read_answer(Duration::from_millis(50), 100),
+            Err(ReadFailure::Timeout)
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn too_large_and_eof_are_reported() {
+        let mut p = sh("head -c 5000 /dev/zero | tr '\\0' x; printf '\\0'; echo gone >&2");
+        assert_eq!(
+            p.read_answer(Duration::from_secs(10), 1000),
+            Err(ReadFailure::TooLarge)
+        );
+        let mut p = sh("echo 'cannot open' >&2; exit 3");
+        assert_eq!(
+            p.read_answer(Duration::from_secs(10), 1000),
+            Err(ReadFailure::Eof)
+        );
+        let (status, stderr) = p.finish();
+        assert!(status.contains('3'), "{status}");
+        assert_eq!(stderr, "cannot open");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn drop_kills_and_reaps_a_hung_child() {
+        let p = sh("exec sleep 30");
+        let pid = p.id();
+        assert!(Path::new(&format!("/proc/{pid}")).exists());
+        let started = Instant::now();
+        drop(p);
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert!(!Path::new(&format!("/proc/{pid}")).exists());
+    }
+}
