@@ -78,10 +78,10 @@ else
 fi
 
 # Each command must succeed once before it is timed.
-"$REA" procedures "$FILE" >/dev/null || die "'rea procedures $FILE' failed"
+"$REA" procedures --symbols-only "$FILE" >/dev/null || die "'rea procedures --symbols-only $FILE' failed"
 nm --defined-only "$FILE" >/dev/null || die "'nm --defined-only $FILE' failed"
 
-REA_CMD=("$REA" procedures "$FILE")
+REA_CMD=("$REA" procedures --symbols-only "$FILE")
 NM_CMD=(nm --defined-only "$FILE")
 
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }

@@ -1,8 +1,10 @@
-//! Native provider hot paths on a real 11 MB PE32+ (esbuild 0.28.2 from the
-//! pinned fixture set; run `tests/fixtures/fetch.sh` first):
-//! `cargo bench --bench native`.
+//! Native provider hot paths on real 11 MB executables (esbuild 0.28.2 for
+//! Windows x64, Linux x64 and Linux arm64, from the pinned fixture set; run
+//! `tests/fixtures/fetch.sh` first): `cargo bench --bench native`.
 //!
 //! Each iteration opens the file afresh so the per-document caches are cold.
+//! The code-index benches sweep the whole `.text` (1.2-1.4 M instructions);
+//! `rea index FILE` prints the instruction count and rate of one build.
 
 use std::path::{Path, PathBuf};
 
@@ -19,12 +21,47 @@ fn main() {
 }
 
 fn fixture() -> Option<PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/fixtures/esbuild-win32-x64.exe");
+    fixture_named("esbuild-win32-x64.exe")
+}
+
+fn fixture_named(name: &str) -> Option<PathBuf> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target/fixtures")
+        .join(name);
     path.is_file().then_some(path)
 }
 
 fn open() -> NativeImage {
     NativeImage::open(&fixture().expect("fixture checked in main")).expect("fixture opens")
+}
+
+fn open_named(name: &str) -> NativeImage {
+    let path = fixture_named(name)
+        .unwrap_or_else(|| panic!("{name} is missing; run tests/fixtures/fetch.sh"));
+    NativeImage::open(&path).expect("fixture opens")
+}
+
+/// One code-index build (decode every instruction, record references,
+/// sort both orders); returns the instruction count.
+fn build_code_index(image: NativeImage) -> u64 {
+    image
+        .code_index(0, &|_, _| {})
+        .map(|index| index.instructions)
+        .unwrap_or(0)
+}
+
+#[divan::bench(sample_count = 10)]
+fn code_index_x86_64(bencher: divan::Bencher) {
+    bencher
+        .with_inputs(|| open_named("esbuild-linux-x64"))
+        .bench_local_values(build_code_index);
+}
+
+#[divan::bench(sample_count = 10)]
+fn code_index_arm64(bencher: divan::Bencher) {
+    bencher
+        .with_inputs(|| open_named("esbuild-linux-arm64"))
+        .bench_local_values(build_code_index);
 }
 
 #[divan::bench(sample_count = 20)]

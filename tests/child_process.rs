@@ -29,7 +29,11 @@ type Client = RunningService<RoleClient, ()>;
 
 fn transport() -> TokioChildProcess {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_rea"));
-    cmd.arg("mcp").env_remove("REA_LOG");
+    // These tests pin the built-in provider; a radare2 on this machine
+    // (r2 on PATH, REA_RADARE2_LIBR) is exercised in tests/mcp_radare2.rs.
+    cmd.arg("mcp")
+        .env_remove("REA_LOG")
+        .env("REA_ANALYSIS_PROVIDER", "native");
     TokioChildProcess::new(cmd).expect("rea mcp starts")
 }
 

@@ -729,6 +729,8 @@ impl McpChild {
             .arg("mcp")
             .args(args)
             .env("REA_LOG", log)
+            // The built-in provider, whatever radare2 this machine has.
+            .env("REA_ANALYSIS_PROVIDER", "native")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

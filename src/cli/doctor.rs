@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use rea::catalog::render::LoadedCatalog;
 use rea::providers::native::NativeImage;
-use rea::session::{DEEP_PROVIDERS, ReadRoots, admission};
+use rea::session::{DEEP_PROVIDERS, DeepProviders, ReadRoots, admission};
 use rea::tools::ToolName;
 
 use super::CliError;
@@ -47,19 +47,7 @@ pub fn run(target: Option<&Path>, read_roots: &[PathBuf]) -> Result<ExitCode, Cl
         detail: format!("{} tools", ToolName::ALL.len()),
         remediation: None,
     });
-    checks.push(Check {
-        name: "providers",
-        ok: true,
-        detail: if DEEP_PROVIDERS.is_empty() {
-            "native (built in); no deep providers in this build".to_string()
-        } else {
-            format!(
-                "native (built in); deep candidates: {}",
-                DEEP_PROVIDERS.join(", ")
-            )
-        },
-        remediation: None,
-    });
+    checks.push(providers_check());
     if let Some(target) = target {
         checks.push(target_check(target, read_roots));
     }
@@ -113,5 +101,48 @@ fn target_check(target: &Path, read_roots: &[PathBuf]) -> Check {
             e.to_string(),
             "Give a readable ELF, Mach-O or PE/COFF file, or a macOS .app bundle.".into(),
         ),
+    }
+}
+
+/// The built-in provider and what detection (files only, no process) found
+/// for each deep provider. An unavailable deep provider is not a failure:
+/// deep providers are optional. Invalid deep-provider settings are.
+fn providers_check() -> Check {
+    match DeepProviders::detect() {
+        Ok(deep) => {
+            let candidates: Vec<String> = deep
+                .candidates(None)
+                .iter()
+                .map(|c| {
+                    let id = c["provider"].as_str().unwrap_or("?");
+                    match c["availability"].as_str() {
+                        Some("available") => {
+                            format!("{id} available ({})", c["launch"].as_str().unwrap_or(""))
+                        }
+                        _ => format!(
+                            "{id} unavailable: {} ({})",
+                            c["detail"].as_str().unwrap_or(""),
+                            c["remediation"].as_str().unwrap_or("")
+                        ),
+                    }
+                })
+                .collect();
+            Check {
+                name: "providers",
+                ok: true,
+                detail: format!(
+                    "native (built in); deep candidates ({}): {}",
+                    DEEP_PROVIDERS.join(", "),
+                    candidates.join("; ")
+                ),
+                remediation: None,
+            }
+        }
+        Err(e) => Check {
+            name: "providers",
+            ok: false,
+            detail: e.to_string(),
+            remediation: Some(e.remediation()),
+        },
     }
 }

@@ -40,7 +40,7 @@ pub struct ReaServer {
 
 impl ReaServer {
     pub fn new(hub: Arc<Hub>) -> ReaServer {
-        let session = Session::new(hub.read_roots().clone());
+        let session = Session::new(hub.read_roots().clone(), hub.deep_providers());
         ReaServer {
             hub,
             session: Arc::new(Mutex::new(session)),

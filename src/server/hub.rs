@@ -13,7 +13,7 @@ use rmcp::service::{Peer, RoleServer, SubscriptionSink};
 
 use crate::catalog::render::LoadedCatalog;
 use crate::catalog::validate::Diagnostic;
-use crate::session::ReadRoots;
+use crate::session::{DeepProviders, ReadRoots};
 
 #[derive(Clone)]
 enum Listener {
@@ -28,19 +28,35 @@ pub struct Hub {
     catalog: RwLock<Arc<LoadedCatalog>>,
     listeners: Mutex<Vec<Listener>>,
     read_roots: ReadRoots,
+    deep: Arc<DeepProviders>,
 }
 
 impl Hub {
+    /// A hub whose sessions offer only the built-in provider.
     pub fn new(catalog: Arc<LoadedCatalog>, read_roots: ReadRoots) -> Arc<Hub> {
+        Hub::with_deep_providers(catalog, read_roots, DeepProviders::none())
+    }
+
+    /// A hub whose sessions offer `deep` (detected once, at server start).
+    pub fn with_deep_providers(
+        catalog: Arc<LoadedCatalog>,
+        read_roots: ReadRoots,
+        deep: DeepProviders,
+    ) -> Arc<Hub> {
         Arc::new(Hub {
             catalog: RwLock::new(catalog),
             listeners: Mutex::new(Vec::new()),
             read_roots,
+            deep: Arc::new(deep),
         })
     }
 
     pub fn read_roots(&self) -> &ReadRoots {
         &self.read_roots
+    }
+
+    pub fn deep_providers(&self) -> Arc<DeepProviders> {
+        self.deep.clone()
     }
 
     /// The catalog every request of the moment renders from.

@@ -1,15 +1,20 @@
 //! Code analysis of the active target through its bound provider.
 //!
 //! Tools ask the target, never a provider directly, so the binding decides
-//! who answers: every question here is routed to the provider the session
-//! bound at `open_binary`, and a provider failure is reported as that
-//! provider's error — there is no fallback to another provider.
+//! who answers: every question here goes to the provider bound at
+//! `open_binary`, and a provider failure is that provider's typed error —
+//! there is no fallback to another provider. File facts (segments, bytes,
+//! strings) always come from the built-in reader of the file itself.
 
-use std::sync::Arc;
+use std::sync::{Arc, MutexGuard};
 
-use super::{ActiveTarget, ProcedureIndex, SessionError};
+use super::{ActiveTarget, Backend, ProcedureIndex, Radare2Backend, SessionError};
+use crate::providers::Inventory;
 use crate::providers::code::{CallEdge, FunctionDossier, UnresolvedKind, Xref};
-use crate::providers::native::{Location, Progress};
+use crate::providers::native::{
+    Extents, FunctionError, Location, MAX_FUNCTION_INSTRUCTIONS, Progress,
+};
+use crate::providers::radare2::Radare2Session;
 
 impl ActiveTarget {
     /// The procedure inventory with its completion index, reporting the
@@ -19,12 +24,42 @@ impl ActiveTarget {
         document: usize,
         progress: Progress<'_>,
     ) -> Result<Arc<ProcedureIndex>, SessionError> {
-        Ok(self.indexes[document].get_or_build(&self.image, document, progress)?)
+        let slot = &self.indexes[document];
+        match &self.backend {
+            Backend::Native => {
+                slot.get_or_build(|| Ok(self.image.inventory_with_progress(document, progress)?))
+            }
+            Backend::Radare2(r2) => {
+                slot.get_or_build(|| Ok(self.radare2_inventory(r2, document)?.0))
+            }
+        }
+    }
+
+    /// radare2's inventory and extents, loaded once.
+    fn radare2_inventory(
+        &self,
+        r2: &Radare2Backend,
+        document: usize,
+    ) -> Result<(Arc<Inventory>, Arc<Extents>), SessionError> {
+        let mut cached = r2.inventory.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(loaded) = cached.as_ref() {
+            return Ok(loaded.clone());
+        }
+        let inventory = Arc::new(lock(r2).procedures()?);
+        let extents = Arc::new(self.image.extents_of(document, &inventory)?);
+        *cached = Some((inventory.clone(), extents.clone()));
+        Ok((inventory, extents))
     }
 
     /// Which procedure covers `address`, and which segment maps it.
     pub fn locate(&self, document: usize, address: u64) -> Result<Location, SessionError> {
-        Ok(self.image.locate(document, address)?)
+        match &self.backend {
+            Backend::Native => Ok(self.image.locate(document, address)?),
+            Backend::Radare2(r2) => {
+                let (_, extents) = self.radare2_inventory(r2, document)?;
+                Ok(self.image.locate_in(document, address, &extents)?)
+            }
+        }
     }
 
     /// The dossier of the procedure starting at `entry`.
@@ -34,15 +69,57 @@ impl ActiveTarget {
         entry: u64,
         max_instructions: usize,
     ) -> Result<FunctionDossier, SessionError> {
-        Ok(self.image.function(document, entry, max_instructions)?)
+        match &self.backend {
+            Backend::Native => Ok(self.image.function(document, entry, max_instructions)?),
+            Backend::Radare2(r2) => Ok(lock(r2).analyze_function(entry, max_instructions)?),
+        }
     }
 
+    /// Direct calls to the procedure starting at `entry`.
     pub fn callers(&self, document: usize, entry: u64) -> Result<Vec<CallEdge>, SessionError> {
-        Ok(self.image.callers(document, entry)?)
+        match &self.backend {
+            Backend::Native => Ok(self.image.callers(document, entry)?),
+            Backend::Radare2(r2) => {
+                let (_, extents) = self.radare2_inventory(r2, document)?;
+                let sites = lock(r2).callers(entry)?;
+                Ok(sites
+                    .into_iter()
+                    .map(|site| CallEdge {
+                        caller: extents
+                            .containing(site.at)
+                            .and_then(|i| extents.extent(i))
+                            .map(|(start, _)| start),
+                        at: site.at,
+                        callee: entry,
+                    })
+                    .collect())
+            }
+        }
     }
 
+    /// Direct calls made by the procedure starting at `entry`, to procedure
+    /// starts (the same rule for every provider, so callers and callees stay
+    /// symmetric).
     pub fn callees(&self, document: usize, entry: u64) -> Result<Vec<CallEdge>, SessionError> {
-        Ok(self.image.callees(document, entry)?)
+        match &self.backend {
+            Backend::Native => Ok(self.image.callees(document, entry)?),
+            Backend::Radare2(r2) => {
+                let (_, extents) = self.radare2_inventory(r2, document)?;
+                if extents.index_of_start(entry).is_none() {
+                    return Err(FunctionError::NotAProcedure(entry).into());
+                }
+                let sites = lock(r2).callees(entry)?;
+                Ok(sites
+                    .into_iter()
+                    .filter(|site| extents.index_of_start(site.target).is_some())
+                    .map(|site| CallEdge {
+                        caller: Some(entry),
+                        at: site.at,
+                        callee: site.target,
+                    })
+                    .collect())
+            }
+        }
     }
 
     /// Indirect calls and jumps inside the procedure starting at `entry`.
@@ -51,10 +128,19 @@ impl ActiveTarget {
         document: usize,
         entry: u64,
     ) -> Result<Vec<(u64, UnresolvedKind)>, SessionError> {
-        Ok(self.image.unresolved(document, entry)?)
+        match &self.backend {
+            Backend::Native => Ok(self.image.unresolved(document, entry)?),
+            Backend::Radare2(r2) => Ok(lock(r2)
+                .analyze_function(entry, MAX_FUNCTION_INSTRUCTIONS)?
+                .unresolved
+                .into_iter()
+                .map(|u| (u.at, u.kind))
+                .collect()),
+        }
     }
 
     /// References into `[start, end)`: at most `limit`, and the exact total.
+    /// radare2 answers references to `start` itself.
     pub fn xrefs_to(
         &self,
         document: usize,
@@ -62,6 +148,18 @@ impl ActiveTarget {
         end: u64,
         limit: usize,
     ) -> Result<(Vec<Xref>, usize), SessionError> {
-        Ok(self.image.xrefs_to(document, start, end, limit)?)
+        match &self.backend {
+            Backend::Native => Ok(self.image.xrefs_to(document, start, end, limit)?),
+            Backend::Radare2(r2) => {
+                let mut all = lock(r2).xrefs_to(start, usize::MAX)?.xrefs;
+                let total = all.len();
+                all.truncate(limit);
+                Ok((all, total))
+            }
+        }
     }
+}
+
+fn lock(r2: &Radare2Backend) -> MutexGuard<'_, Radare2Session> {
+    r2.session.lock().unwrap_or_else(|p| p.into_inner())
 }

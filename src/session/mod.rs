@@ -9,19 +9,22 @@
 pub mod admission;
 mod analysis;
 pub mod canonical;
+pub mod deep;
 pub mod evidence;
 pub mod ledger;
 mod procedure_index;
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
-use crate::providers::native::{FunctionError, NativeImage};
-use crate::providers::{NATIVE_PROVIDER_ID, ProviderError};
+use crate::providers::native::{Extents, FunctionError, NativeImage};
+use crate::providers::radare2::{Radare2Error, Radare2Session};
+use crate::providers::{Inventory, NATIVE_PROVIDER_ID, ProviderError};
 
 pub use admission::{AdmissionError, AdmittedTarget, ReadRoots};
+pub use deep::{Choice, DEEP_PROVIDERS, DeepProviders, SelectionError, SelectionSource};
 pub use evidence::{Confidence, Evidence, EvidenceDraft, Location, ProviderIdentity, Subject};
 pub use ledger::{Ledger, LedgerError, Recorded};
 pub use procedure_index::ProcedureIndex;
@@ -35,75 +38,38 @@ pub fn native_identity() -> ProviderIdentity {
     }
 }
 
-/// Deep providers this build knows. None yet: radare2 arrives with its own
-/// issue. Sorted by id; the order is not a priority.
-pub const DEEP_PROVIDERS: &[&str] = &[];
-
-/// How the binding was chosen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SelectionSource {
-    /// The request named the provider.
-    Request,
-    /// `auto` found no deep candidate for this target; the built-in provider serves it.
-    AutoNoDeepCandidate,
-}
-
+/// The provider bound to the active target.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Binding {
     pub provider: ProviderIdentity,
     pub selection_source: SelectionSource,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SelectionError {
-    #[error(
-        "provider id {0:?} is not valid: use `auto`, `native` or a deep provider id ([a-z][a-z0-9-]*, at most 64 characters)"
-    )]
-    Invalid(String),
-    #[error("unknown provider {id:?}; this build offers: {known}")]
-    Unknown { id: String, known: String },
+/// Who answers code questions for the active target.
+pub(crate) enum Backend {
+    Native,
+    Radare2(Box<Radare2Backend>),
 }
 
-/// Resolves a `provider_id` request. There is never a fallback: a named
-/// provider that cannot serve is an error.
-pub fn select_provider(requested: Option<&str>) -> Result<Binding, SelectionError> {
-    let id = requested.map(str::trim).unwrap_or("auto");
-    let shape_ok = !id.is_empty()
-        && id.len() <= 64
-        && id.starts_with(|c: char| c.is_ascii_lowercase())
-        && id
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
-    if !shape_ok {
-        return Err(SelectionError::Invalid(id.to_string()));
-    }
-    match id {
-        "auto" => Ok(Binding {
-            provider: native_identity(),
-            selection_source: SelectionSource::AutoNoDeepCandidate,
-        }),
-        NATIVE_PROVIDER_ID => Ok(Binding {
-            provider: native_identity(),
-            selection_source: SelectionSource::Request,
-        }),
-        other => Err(SelectionError::Unknown {
-            id: other.to_string(),
-            known: std::iter::once("auto")
-                .chain(std::iter::once(NATIVE_PROVIDER_ID))
-                .chain(DEEP_PROVIDERS.iter().copied())
-                .collect::<Vec<_>>()
-                .join(", "),
-        }),
-    }
+/// A radare2 process bound to the target, and its cached inventory. The
+/// process restarts on the next call after a timeout or crash (the
+/// provider's own rule); the session never falls back to another provider.
+pub(crate) struct Radare2Backend {
+    pub session: Mutex<Radare2Session>,
+    /// radare2's inventory and its extents (bounded by the file's
+    /// sections), loaded on first use.
+    pub inventory: Mutex<Option<(Arc<Inventory>, Arc<Extents>)>>,
 }
 
 /// The open target. Immutable once opened, so completion can read it without
 /// holding the session lock.
 pub struct ActiveTarget {
     pub admitted: AdmittedTarget,
+    /// The file as the built-in provider reads it: documents, layout,
+    /// strings and identity come from here whatever the binding.
     pub image: NativeImage,
     pub binding: Binding,
+    pub(crate) backend: Backend,
     indexes: Vec<procedure_index::Slot>,
 }
 
@@ -142,12 +108,28 @@ impl ActiveTarget {
 
     /// The procedure inventory of a document with its prepared completion
     /// index, built together on first use.
-    pub fn procedure_index(&self, document: usize) -> Result<Arc<ProcedureIndex>, ProviderError> {
-        self.indexes[document].get_or_build(&self.image, document, &|_, _| {})
+    pub fn procedure_index(&self, document: usize) -> Result<Arc<ProcedureIndex>, SessionError> {
+        self.procedure_index_with_progress(document, &|_, _| {})
     }
 
     pub fn display_path(&self) -> String {
         self.admitted.requested.display().to_string()
+    }
+
+    /// A draft of something the built-in provider read from the file itself
+    /// (documents, layout, strings), whatever provider is bound.
+    pub fn file_observation(
+        &self,
+        operation: &'static str,
+        subject: Subject,
+        parameters: serde_json::Value,
+        result: serde_json::Value,
+        limitations: Vec<String>,
+    ) -> EvidenceDraft {
+        EvidenceDraft {
+            provider: native_identity(),
+            ..self.observation(operation, subject, parameters, result, limitations)
+        }
     }
 
     /// A draft of something the bound provider read from this target.
@@ -177,13 +159,14 @@ impl ActiveTarget {
 #[derive(Default)]
 pub struct Session {
     read_roots: ReadRoots,
+    deep: Arc<DeepProviders>,
     target: Option<Arc<ActiveTarget>>,
     current_document: usize,
     ledger: Ledger,
 }
 
 /// Why an operation on the session failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SessionError {
     #[error("no target is open")]
     TargetRequired,
@@ -194,6 +177,8 @@ pub enum SessionError {
     #[error(transparent)]
     Function(#[from] FunctionError),
     #[error(transparent)]
+    Radare2(#[from] Radare2Error),
+    #[error(transparent)]
     Selection(#[from] SelectionError),
     #[error(transparent)]
     Ledger(#[from] LedgerError),
@@ -202,11 +187,17 @@ pub enum SessionError {
 }
 
 impl Session {
-    pub fn new(read_roots: ReadRoots) -> Session {
+    pub fn new(read_roots: ReadRoots, deep: Arc<DeepProviders>) -> Session {
         Session {
             read_roots,
+            deep,
             ..Session::default()
         }
+    }
+
+    /// The deep providers this server offers.
+    pub fn deep_providers(&self) -> &DeepProviders {
+        &self.deep
     }
 
     pub fn read_roots(&self) -> &ReadRoots {
@@ -236,9 +227,37 @@ impl Session {
         path: &Path,
         provider_id: Option<&str>,
     ) -> Result<Arc<ActiveTarget>, SessionError> {
-        let binding = select_provider(provider_id)?;
         let admitted = admission::admit(path, &self.read_roots)?;
         let image = NativeImage::open(&admitted.file)?;
+        let (binding, backend) = match self.deep.select(provider_id, image.format())? {
+            Choice::Native(selection_source) => (
+                Binding {
+                    provider: native_identity(),
+                    selection_source,
+                },
+                Backend::Native,
+            ),
+            Choice::Radare2 {
+                launcher,
+                options,
+                source,
+            } => {
+                let mut radare2 = Radare2Session::new(&admitted.file, launcher, options)?;
+                radare2.open()?;
+                let provider = radare2.identity()?;
+                let backend = Backend::Radare2(Box::new(Radare2Backend {
+                    session: Mutex::new(radare2),
+                    inventory: Mutex::new(None),
+                }));
+                (
+                    Binding {
+                        provider,
+                        selection_source: source,
+                    },
+                    backend,
+                )
+            }
+        };
         let indexes = (0..image.documents().len())
             .map(|_| procedure_index::Slot::default())
             .collect();
@@ -246,6 +265,7 @@ impl Session {
             admitted,
             image,
             binding,
+            backend,
             indexes,
         });
         // Identity is part of every record; compute it while opening.

@@ -11,8 +11,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::matching::CandidateIndex;
 use crate::providers::demangle::demangle;
-use crate::providers::native::{NativeImage, Progress};
-use crate::providers::{Inventory, ProviderError, format_address};
+use crate::providers::{Inventory, format_address};
 
 static GENERATION: AtomicU64 = AtomicU64::new(1);
 
@@ -77,13 +76,13 @@ impl ProcedureIndex {
 pub(super) struct Slot(Mutex<Option<Arc<ProcedureIndex>>>);
 
 impl Slot {
-    pub(super) fn get_or_build(
+    /// The index of the inventory `load` returns (providers cache their
+    /// inventories, so an unchanged one is recognised by identity).
+    pub(super) fn get_or_build<E>(
         &self,
-        image: &NativeImage,
-        document: usize,
-        progress: Progress<'_>,
-    ) -> Result<Arc<ProcedureIndex>, ProviderError> {
-        let inventory = image.inventory_with_progress(document, progress)?;
+        load: impl FnOnce() -> Result<Arc<Inventory>, E>,
+    ) -> Result<Arc<ProcedureIndex>, E> {
+        let inventory = load()?;
         let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(index) = slot.as_ref()
             && Arc::ptr_eq(&index.inventory, &inventory)

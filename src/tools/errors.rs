@@ -70,6 +70,21 @@ impl From<SessionError> for ToolError {
                 message,
                 "Pass provider_id auto (the default) or native; binary_session lists deep candidates.",
             ),
+            SessionError::Selection(SelectionError::Unavailable { remediation, .. }) => {
+                ToolError::new("provider_unavailable", message, remediation)
+            }
+            SessionError::Selection(SelectionError::TargetUnsupported { .. }) => ToolError::new(
+                "target_unsupported",
+                message,
+                "Open the target with provider_id native, or with a provider binary_session lists \
+                 as supporting it.",
+            ),
+            SessionError::Selection(SelectionError::Ambiguous(_)) => ToolError::new(
+                "ambiguous_provider",
+                message,
+                "Pass an explicit provider_id: one of the deep candidates binary_session lists, or native.",
+            ),
+            SessionError::Radare2(e) => ToolError::new(e.code(), message, e.remediation()),
             SessionError::Ledger(LedgerError::Full { .. }) => ToolError::new(
                 "ledger_full",
                 message,

@@ -12,7 +12,7 @@ use crate::session::Session;
 pub(crate) fn list_documents(_: ListDocumentsInput, session: &mut Session) -> HandlerResult {
     let target = session.require_target()?.clone();
     let names = target.document_names();
-    let draft = target.observation(
+    let draft = target.file_observation(
         ToolName::ListDocuments.as_str(),
         target.subject(),
         json!({}),
@@ -44,7 +44,7 @@ pub(crate) fn binary_overview(input: BinaryOverviewInput, session: &mut Session)
     }
     let mut result = serde_json::to_value(&overview).unwrap_or(Value::Null);
     result["document"] = json!(name);
-    let draft = target.observation(
+    let draft = target.file_observation(
         ToolName::BinaryOverview.as_str(),
         target.document_subject(document),
         json!({"document": name, "limit": limit}),

@@ -17,7 +17,7 @@ pub(crate) fn inspect_binary_layout(
     let limitations = layout.limitations.clone();
     let mut result = serde_json::to_value(&layout).unwrap_or_default();
     result["document"] = json!(name);
-    let draft = target.observation(
+    let draft = target.file_observation(
         ToolName::InspectBinaryLayout.as_str(),
         target.document_subject(document),
         json!({"document": name}),

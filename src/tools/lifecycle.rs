@@ -9,7 +9,7 @@ use super::inputs::{
 };
 use super::{CATALOG, HandlerResult, ToolName, availability};
 use crate::session::ledger::{MAX_BYTES, MAX_RECORDS};
-use crate::session::{DEEP_PROVIDERS, Location, Session, native_identity};
+use crate::session::{Location, Session, native_identity};
 
 /// Session status. Reads state only and records no Evidence, so calling it
 /// twice with nothing in between returns the same value.
@@ -39,7 +39,9 @@ pub(crate) fn binary_session(_: BinarySessionInput, session: &mut Session) -> Ha
         "binding": session.target().map(|t| &t.binding),
         "providers": {
             "built_in": native_identity(),
-            "deep_candidates": DEEP_PROVIDERS,
+            "deep_candidates": session
+                .deep_providers()
+                .candidates(session.target().map(|t| t.image.format())),
             "note": "Deep candidates are sorted by id; the order is not a priority. Status never starts a provider.",
         },
         "ledger": {

@@ -32,7 +32,7 @@ pub(crate) fn search_strings(input: SearchInput, session: &mut Session) -> Handl
         })
         .collect();
     let result = search.page(&name, matches, table.truncated);
-    let draft = target.observation(
+    let draft = target.file_observation(
         ToolName::SearchStrings.as_str(),
         target.document_subject(document),
         search.parameters(&name),

@@ -258,16 +258,36 @@ impl NativeImage {
             .ok_or_else(|| self.unknown_index(document))?;
         cell.get_or_init(|| {
             let inventory = self.inventory(document)?;
-            let file = self.parse(document)?;
-            let code = CodeMap::new(&file, self.code_budget(document));
-            Ok(Arc::new(Extents::new(&inventory, &code)))
+            Ok(Arc::new(self.extents_of(document, &inventory)?))
         })
         .clone()
+    }
+
+    /// Extents of another provider's inventory of this document, bounded by
+    /// this document's sections (not cached).
+    pub fn extents_of(
+        &self,
+        document: usize,
+        inventory: &Inventory,
+    ) -> Result<Extents, ProviderError> {
+        let file = self.parse(document)?;
+        let code = CodeMap::new(&file, self.code_budget(document));
+        Ok(Extents::new(inventory, &code))
     }
 
     /// Which procedure (if any) covers `address`, and which segment maps it.
     pub fn locate(&self, document: usize, address: u64) -> Result<Location, ProviderError> {
         let extents = self.extents(document)?;
+        self.locate_in(document, address, &extents)
+    }
+
+    /// [`NativeImage::locate`] with the extents of another inventory.
+    pub fn locate_in(
+        &self,
+        document: usize,
+        address: u64,
+        extents: &Extents,
+    ) -> Result<Location, ProviderError> {
         let file = self.parse(document)?;
         let code = CodeMap::new(&file, self.code_budget(document));
         let segment = overview::segment_of(&file, address);
