@@ -9,6 +9,7 @@
 //! indexes without checking, or allocates more than a small multiple of the
 //! file's own size.
 
+pub mod disasm;
 mod documents;
 mod entry;
 mod layout;
