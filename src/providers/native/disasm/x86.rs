@@ -1,0 +1,302 @@
+//! x86 and x86_64 decoding with iced-x86.
+//!
+//! Rules, beyond iced's own classification:
+//!
+//! * Flow comes from iced's [`FlowControl`]. Far direct `jmp`/`call`
+//!   (`ptr16:32`) are indirect: their target is `segment:offset`, not a
+//!   linear address. `syscall`-like "calls" and `int n` continue with the
+//!   next instruction; `int3`, `int1`, `hlt` and `ud0`/`ud1`/`ud2` stop.
+//! * The data reference is the explicit memory operand when its address is
+//!   static: RIP/EIP-relative, or absolute (no base, no index, not `fs:` or
+//!   `gs:`, which address thread-local storage). `lea` takes the address;
+//!   any other instruction that may write the operand (including
+//!   read-modify-write) writes it; everything else reads it. An indirect
+//!   `call [rip + x]` therefore reads its pointer slot, while direct
+//!   branches have no memory operand at all.
+
+use iced_x86::{
+    Code, CodeSize, Decoder, DecoderError, DecoderOptions, FlowControl, Formatter as _,
+    FormatterOperandOptions, FormatterOptionsProvider, Instruction, InstructionInfoFactory,
+    InstructionInfoOptions, IntelFormatter, MemorySizeOptions, Mnemonic, NumberFormattingOptions,
+    OpAccess, OpKind, Register,
+};
+
+use super::super::super::code::{Arch, DataReference, Flow, RefKind};
+use super::Decoded;
+
+/// Decodes one instruction after another, resynchronising one byte after
+/// each undecodable one.
+pub(super) struct Cursor<'a> {
+    decoder: Decoder<'a>,
+    bytes_len: usize,
+    address: u64,
+    instruction: Instruction,
+    /// Reused for operand access queries; it owns small buffers, so
+    /// creating it per instruction would allocate.
+    info: InstructionInfoFactory,
+    /// Whether [`Cursor::instruction`] holds a decodable instruction.
+    valid: bool,
+}
+
+impl<'a> Cursor<'a> {
+    pub(super) fn new(arch: Arch, bytes: &'a [u8], address: u64) -> Self {
+        let bitness = if arch == Arch::X86 { 32 } else { 64 };
+        Cursor {
+            // `with_ip` only panics on a bitness other than 16, 32 or 64.
+            decoder: Decoder::with_ip(bitness, bytes, address, DecoderOptions::NONE),
+            bytes_len: bytes.len(),
+            address,
+            instruction: Instruction::default(),
+            info: InstructionInfoFactory::new(),
+            valid: false,
+        }
+    }
+
+    /// Decodes the next instruction, or `None` at the end of the bytes.
+    pub(super) fn next_decoded(&mut self) -> Option<Decoded> {
+        let position = self.decoder.position();
+        let remaining = self.bytes_len.checked_sub(position).filter(|&n| n > 0)?;
+        let address = self.address.wrapping_add(position as u64);
+        self.decoder.decode_out(&mut self.instruction);
+        self.valid = !self.instruction.is_invalid();
+        if self.valid {
+            return Some(Decoded {
+                address,
+                len: self.instruction.len() as u8,
+                flow: flow(&self.instruction),
+                data: data_reference(&self.instruction, &mut self.info),
+            });
+        }
+        // A trailing partial instruction is one Stop over what is left;
+        // anything else undecodable is skipped one byte at a time.
+        let len = if self.decoder.last_error() == DecoderError::NoMoreBytes {
+            remaining.min(Arch::X86_64.max_instruction_len())
+        } else {
+            1
+        };
+        // `position + len <= bytes_len`, which `set_position` accepts.
+        let _ = self.decoder.set_position(position + len);
+        self.decoder.set_ip(address.wrapping_add(len as u64));
+        Some(Decoded {
+            address,
+            len: len as u8,
+            flow: Flow::Stop,
+            data: None,
+        })
+    }
+
+    /// Writes the text of the last decoded instruction into `out`; `false`
+    /// (and nothing written) if it was undecodable.
+    pub(super) fn write_text(&self, text: &mut Text, out: &mut String) -> bool {
+        if !self.valid {
+            return false;
+        }
+        let instruction = &self.instruction;
+        if instruction.mnemonic() == Mnemonic::Nop && instruction.op_count() == 0 {
+            // iced spells `66 90` as `xchg ax, ax`; llvm-objdump says `nop`.
+            out.push_str("nop");
+            return true;
+        }
+        if is_movabs(instruction) {
+            // llvm-objdump names the 64-bit immediate and offset forms.
+            out.push_str("movabs ");
+            text.formatter.format_all_operands(instruction, out);
+            return true;
+        }
+        text.formatter.format(instruction, out);
+        true
+    }
+}
+
+/// Intel-syntax formatter configured to read like
+/// `llvm-objdump -d --x86-asm-syntax=intel`: lowercase, `0x` hex, sizes on
+/// every memory operand, `[rip + 0x10]`, `[rax + 8*rcx]`, absolute
+/// branch targets, immediates signed the way LLVM prints them.
+pub(super) struct Text {
+    formatter: IntelFormatter,
+}
+
+impl Text {
+    pub(super) fn new() -> Self {
+        let mut formatter = IntelFormatter::with_options(None, Some(Box::new(LlvmImmediates)));
+        let options = formatter.options_mut();
+        options.set_uppercase_all(false);
+        options.set_hex_prefix("0x");
+        options.set_hex_suffix("");
+        options.set_uppercase_hex(false);
+        options.set_small_hex_numbers_in_decimal(false);
+        options.set_add_leading_zero_to_hex_numbers(false);
+        options.set_leading_zeros(false);
+        options.set_branch_leading_zeros(false);
+        options.set_displacement_leading_zeros(false);
+        options.set_space_after_operand_separator(true);
+        options.set_space_between_memory_add_operators(true);
+        options.set_space_between_memory_mul_operators(false);
+        options.set_scale_before_index(true);
+        options.set_rip_relative_addresses(true);
+        options.set_show_branch_size(false);
+        options.set_memory_size_options(MemorySizeOptions::Always);
+        options.set_signed_memory_displacements(true);
+        options.set_show_useless_prefixes(true);
+        Text { formatter }
+    }
+}
+
+/// Signs immediates like LLVM's x86 printer, which sign-extends by
+/// encoding: a sign-extended `imm8`/`imm32` (`and rsp, -0x10`), an
+/// `imm64` and the `imm8` of an 8-bit ALU or `mov` (`cmp al, -0x1`) print
+/// signed; an `imm16`/`imm32` as wide as its operand (`and eax,
+/// 0x80000000`) and the `imm8` of shifts, `int` and vector selectors print
+/// unsigned.
+struct LlvmImmediates;
+
+impl FormatterOptionsProvider for LlvmImmediates {
+    fn operand_options(
+        &mut self,
+        instruction: &Instruction,
+        _operand: u32,
+        instruction_operand: Option<u32>,
+        _options: &mut FormatterOperandOptions,
+        number_options: &mut NumberFormattingOptions<'_>,
+    ) {
+        let Some(operand) = instruction_operand.filter(|&operand| operand < instruction.op_count())
+        else {
+            return;
+        };
+        number_options.signed_number = match instruction.op_kind(operand) {
+            OpKind::Immediate8to16
+            | OpKind::Immediate8to32
+            | OpKind::Immediate8to64
+            | OpKind::Immediate32to64
+            | OpKind::Immediate64 => true,
+            OpKind::Immediate8 => matches!(
+                instruction.mnemonic(),
+                Mnemonic::Add
+                    | Mnemonic::Or
+                    | Mnemonic::Adc
+                    | Mnemonic::Sbb
+                    | Mnemonic::And
+                    | Mnemonic::Sub
+                    | Mnemonic::Xor
+                    | Mnemonic::Cmp
+                    | Mnemonic::Mov
+                    | Mnemonic::Test
+            ),
+            OpKind::Immediate16 | OpKind::Immediate32 => false,
+            _ => return,
+        };
+    }
+}
+
+/// `mov r64, imm64` and, in 64-bit code, the `moffs` forms: what
+/// llvm-objdump prints as `movabs`.
+fn is_movabs(instruction: &Instruction) -> bool {
+    match instruction.code() {
+        Code::Mov_r64_imm64 => true,
+        Code::Mov_AL_moffs8
+        | Code::Mov_AX_moffs16
+        | Code::Mov_EAX_moffs32
+        | Code::Mov_RAX_moffs64
+        | Code::Mov_moffs8_AL
+        | Code::Mov_moffs16_AX
+        | Code::Mov_moffs32_EAX
+        | Code::Mov_moffs64_RAX => instruction.code_size() == CodeSize::Code64,
+        _ => false,
+    }
+}
+
+/// How control leaves a decodable instruction.
+fn flow(instruction: &Instruction) -> Flow {
+    match instruction.flow_control() {
+        FlowControl::Next | FlowControl::XbeginXabortXend => {
+            if instruction.mnemonic() == Mnemonic::Hlt {
+                Flow::Stop
+            } else {
+                Flow::Sequential
+            }
+        }
+        FlowControl::UnconditionalBranch => match near_target(instruction) {
+            Some(target) => Flow::Jump { target },
+            None => Flow::IndirectJump,
+        },
+        FlowControl::ConditionalBranch => match near_target(instruction) {
+            Some(target) => Flow::ConditionalJump { target },
+            None => Flow::IndirectJump,
+        },
+        FlowControl::Call => match near_target(instruction) {
+            Some(target) => Flow::Call { target },
+            // Far direct call: the target is segment:offset.
+            None if is_far_branch(instruction) => Flow::IndirectCall,
+            // `syscall`, `sysenter`, `vmcall`...: execution resumes next.
+            None => Flow::Sequential,
+        },
+        FlowControl::IndirectBranch => Flow::IndirectJump,
+        FlowControl::IndirectCall => Flow::IndirectCall,
+        FlowControl::Return => Flow::Return,
+        FlowControl::Interrupt => match instruction.mnemonic() {
+            Mnemonic::Int3 | Mnemonic::Int1 => Flow::Stop,
+            _ => Flow::Sequential,
+        },
+        FlowControl::Exception => Flow::Stop,
+    }
+}
+
+/// Target of a near direct branch; iced already wraps it to the operand
+/// size (so 32-bit code wraps in 32 bits).
+fn near_target(instruction: &Instruction) -> Option<u64> {
+    let branch = (0..instruction.op_count()).any(|operand| {
+        matches!(
+            instruction.op_kind(operand),
+            OpKind::NearBranch16 | OpKind::NearBranch32 | OpKind::NearBranch64
+        )
+    });
+    branch.then(|| instruction.near_branch_target())
+}
+
+fn is_far_branch(instruction: &Instruction) -> bool {
+    matches!(
+        instruction.op0_kind(),
+        OpKind::FarBranch16 | OpKind::FarBranch32
+    )
+}
+
+/// The statically known address of the explicit memory operand, and what
+/// the instruction does with it.
+fn data_reference(
+    instruction: &Instruction,
+    info: &mut InstructionInfoFactory,
+) -> Option<DataReference> {
+    let operand = memory_operand(instruction)?;
+    let target = static_address(instruction)?;
+    let kind = if instruction.mnemonic() == Mnemonic::Lea {
+        RefKind::Address
+    } else {
+        let options =
+            InstructionInfoOptions::NO_MEMORY_USAGE | InstructionInfoOptions::NO_REGISTER_USAGE;
+        match info.info_options(instruction, options).op_access(operand) {
+            OpAccess::Write
+            | OpAccess::CondWrite
+            | OpAccess::ReadWrite
+            | OpAccess::ReadCondWrite => RefKind::Write,
+            _ => RefKind::Read,
+        }
+    };
+    Some(DataReference { target, kind })
+}
+
+/// Index of the explicit `[...]` operand, if the instruction has one.
+fn memory_operand(instruction: &Instruction) -> Option<u32> {
+    (0..instruction.op_count()).find(|&operand| instruction.op_kind(operand) == OpKind::Memory)
+}
+
+/// RIP/EIP-relative or absolute address of the memory operand; `None` when
+/// it depends on registers or on the `fs`/`gs` (thread-local) base.
+fn static_address(instruction: &Instruction) -> Option<u64> {
+    if instruction.is_ip_rel_memory_operand() {
+        return Some(instruction.ip_rel_memory_address());
+    }
+    let absolute = instruction.memory_base() == Register::None
+        && instruction.memory_index() == Register::None
+        && !matches!(instruction.memory_segment(), Register::FS | Register::GS);
+    absolute.then(|| instruction.memory_displacement64())
+}
