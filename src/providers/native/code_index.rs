@@ -128,17 +128,23 @@ impl CodeIndex {
     }
 
     fn finish(&mut self) {
-        // The sweep emits in address order already; sorting is a cheap check.
-        self.by_from.sort_unstable();
+        // The sweep emits in address order, so this is usually one pass.
+        if !self.by_from.is_sorted() {
+            self.by_from.sort_unstable();
+        }
         self.by_from.dedup();
-        let by_from = &self.by_from;
-        // `by_from` holds at most MAX_XREFS (< u32::MAX) entries.
-        let mut by_to: Vec<u32> = (0..by_from.len() as u32).collect();
-        by_to.sort_unstable_by_key(|&i| {
-            let xref = by_from[i as usize];
-            (xref.to, xref.from)
-        });
-        self.by_to = by_to;
+        // Sorting contiguous (target, position) pairs avoids an indirect
+        // load per comparison; `by_from` is in source order, so ties on the
+        // target end up in source order too. `by_from` holds at most
+        // MAX_XREFS (< u32::MAX) entries.
+        let mut keyed: Vec<(u64, u32)> = self
+            .by_from
+            .iter()
+            .enumerate()
+            .map(|(position, xref)| (xref.to, position as u32))
+            .collect();
+        keyed.sort_unstable();
+        self.by_to = keyed.into_iter().map(|(_, position)| position).collect();
         self.indirect.sort_unstable();
         self.call_targets.sort_unstable();
         self.call_targets.dedup();
