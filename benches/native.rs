@@ -8,7 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
-use rea::providers::native::NativeImage;
+use rea::providers::code::Arch;
+use rea::providers::native::{NativeImage, disasm};
 
 fn main() {
     if fixture().is_none() {
@@ -48,6 +49,34 @@ fn build_code_index(image: NativeImage) -> u64 {
         .code_index(0, &|_, _| {})
         .map(|index| index.instructions)
         .unwrap_or(0)
+}
+
+/// The decoder alone: one sweep of `.text`, counting instructions.
+fn sweep_text(name: &str, arch: Arch) -> impl FnMut() -> u64 {
+    use object::{Object as _, ObjectSection as _};
+    let path = fixture_named(name).unwrap_or_else(|| panic!("{name} is missing"));
+    let data = std::fs::read(path).expect("read the fixture");
+    move || {
+        let file = object::File::parse(&*data).expect("parse the fixture");
+        let text = file.section_by_name(".text").expect("a .text section");
+        let mut count = 0u64;
+        disasm::sweep(arch, text.data().unwrap_or(&[]), text.address(), |_| {
+            count += 1
+        });
+        count
+    }
+}
+
+#[divan::bench(sample_count = 10)]
+fn sweep_x86_64(bencher: divan::Bencher) {
+    let mut sweep = sweep_text("esbuild-linux-x64", Arch::X86_64);
+    bencher.bench_local(&mut sweep);
+}
+
+#[divan::bench(sample_count = 10)]
+fn sweep_arm64(bencher: divan::Bencher) {
+    let mut sweep = sweep_text("esbuild-linux-arm64", Arch::Aarch64);
+    bencher.bench_local(&mut sweep);
 }
 
 #[divan::bench(sample_count = 10)]

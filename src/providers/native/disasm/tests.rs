@@ -531,43 +531,14 @@ fn arch_of_supported_documents() {
     assert_eq!(parse(&elf), None);
 }
 
-/// Sweep speed over the esbuild `.text` sections. A measurement, not a
-/// timed assertion: run with `cargo test --release --lib
-/// providers::native::disasm::tests::sweep_speed -- --ignored
-/// --nocapture`. It still checks that each sweep tiles its section.
+/// `ud0 ecx, [rip + 0x10]` traps: its memory operand is never accessed.
 #[test]
-#[ignore = "measurement; run in release with --ignored --nocapture"]
-fn sweep_speed() {
-    use object::{Object as _, ObjectSection as _};
-    for (name, arch) in [
-        ("esbuild-linux-x64", Arch::X86_64),
-        ("esbuild-linux-arm64", Arch::Aarch64),
-    ] {
-        let Some(path) = fixtures::fixture(name) else {
-            continue;
-        };
-        let data = std::fs::read(&path).expect("read the fixture");
-        let file = object::File::parse(&*data).expect("parse the fixture");
-        let text = file.section_by_name(".text").expect("a .text section");
-        let bytes = text.data().expect(".text bytes");
-        for _ in 0..3 {
-            let (mut count, mut covered, mut references) = (0u64, 0u64, 0u64);
-            let started = std::time::Instant::now();
-            sweep(arch, bytes, text.address(), |decoded| {
-                count += 1;
-                covered += u64::from(decoded.len);
-                references += u64::from(decoded.data.is_some());
-            });
-            let seconds = started.elapsed().as_secs_f64();
-            assert_eq!(covered, bytes.len() as u64);
-            eprintln!(
-                "{name}: {} bytes, {count} instructions, {references} data references, \
-                 {seconds:.3} s, {:.1} M instructions/s",
-                bytes.len(),
-                count as f64 / seconds / 1e6
-            );
-        }
-    }
+fn x86_64_trapping_instructions_carry_no_data_reference() {
+    let bytes = [0x0f, 0xff, 0x0d, 0x10, 0x00, 0x00, 0x00];
+    let decoded = decode(Arch::X86_64, &bytes, 0x1000);
+    assert_eq!(decoded.len(), 1, "{decoded:?}");
+    assert_eq!(decoded[0].flow, Flow::Stop);
+    assert_eq!(decoded[0].data, None);
 }
 
 // ---------------------------------------------------------------- properties

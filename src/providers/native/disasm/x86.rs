@@ -60,11 +60,18 @@ impl<'a> Cursor<'a> {
         self.decoder.decode_out(&mut self.instruction);
         self.valid = !self.instruction.is_invalid();
         if self.valid {
+            let flow = flow(&self.instruction);
+            // A trapping instruction (`ud0`/`ud1` take a memory operand)
+            // never accesses its operand.
+            let data = match flow {
+                Flow::Stop => None,
+                _ => data_reference(&self.instruction, &mut self.info),
+            };
             return Some(Decoded {
                 address,
                 len: self.instruction.len() as u8,
-                flow: flow(&self.instruction),
-                data: data_reference(&self.instruction, &mut self.info),
+                flow,
+                data,
             });
         }
         // A trailing partial instruction is one Stop over what is left;
