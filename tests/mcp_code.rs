@@ -265,3 +265,59 @@ async fn callers_and_callees_are_symmetric() {
     assert_eq!(callee_pairs, keep(caller_pairs));
     assert!(callee_pairs.contains(&(address(&functions, "top"), address(&functions, "middle"))));
 }
+
+/// The first list_procedures on a document sweeps its code; with a progress
+/// token the client hears about it before the response, in increasing order.
+#[tokio::test]
+async fn the_first_code_sweep_reports_progress_to_a_client_that_asked() {
+    use rmcp::model::{CallToolRequestParams, NumberOrString, ProgressToken, RequestMetaObject};
+    let Some(path) = common::fixture("esbuild-linux-x64") else {
+        return;
+    };
+    for era in common::ERAS {
+        let (client, _server, counter) = connect(era).await;
+        result(&call(&client, "open_binary", json!({"path": path})).await);
+        let mut meta = RequestMetaObject::default();
+        meta.set_progress_token(ProgressToken(NumberOrString::Number(41)));
+        let mut request = CallToolRequestParams::new("list_procedures")
+            .with_arguments(common::object(json!({"limit": 1})));
+        request.meta = Some(meta);
+        let response = client.call_tool(request).await.expect("tools/call answers");
+        assert_ne!(response.is_error, Some(true));
+        let progress = counter.progress.lock().expect("progress log").clone();
+        assert!(
+            progress.len() >= 3,
+            "{era:?}: start, steps and end: {progress:?}"
+        );
+        // rmcp's client substitutes its own token for the one we set; the
+        // server echoes whichever token the request carried.
+        let token = &progress[0].progress_token;
+        assert!(
+            progress.iter().all(|p| &p.progress_token == token),
+            "{progress:?}"
+        );
+        assert!(
+            progress.windows(2).all(|w| w[0].progress < w[1].progress),
+            "{progress:?}"
+        );
+        let last = progress.last().expect("some progress");
+        assert_eq!(
+            Some(last.progress),
+            last.total,
+            "{era:?}: ends at the total"
+        );
+        // A second call reuses the index: no sweep, no progress.
+        let again = client
+            .call_tool(
+                CallToolRequestParams::new("list_procedures")
+                    .with_arguments(common::object(json!({"limit": 1}))),
+            )
+            .await
+            .expect("tools/call answers");
+        assert_ne!(again.is_error, Some(true));
+        assert_eq!(
+            counter.progress.lock().expect("progress log").len(),
+            progress.len()
+        );
+    }
+}

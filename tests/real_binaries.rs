@@ -197,3 +197,95 @@ async fn a_system_elf_library_matches_llvm_nm_dynamic_symbols() {
     assert_eq!(named, pairs(&functions));
     assert!(named.iter().any(|(_, n)| n == "inflate"));
 }
+
+/// Why an `llvm-nm` symbol is not a procedure, or `None` if no rule explains it.
+fn classify_nm_only(row: &common::NmRow) -> Option<&'static str> {
+    match (row.kind.as_str(), row.class.as_str()) {
+        ("OBJECT" | "TLS" | "COMMON", _) => Some("ELF data object, not a function"),
+        ("SECTION" | "FILE", _) => Some("ELF section or file symbol"),
+        ("NOTYPE", _) => Some("ELF untyped marker symbol (_end, __bss_start, ...)"),
+        ("", "a" | "A") => Some("absolute symbol"),
+        ("", class) if !matches!(class, "T" | "t") => {
+            Some("Mach-O symbol in a non-text section (data, bss, const)")
+        }
+        _ => None,
+    }
+}
+
+/// The symbol-derived inventory (`rea procedures --symbols-only`'s view)
+/// against every defined symbol `llvm-nm` lists: each difference, in either
+/// direction, must be explained by a rule above; none may be unclassified.
+#[test]
+fn symbol_procedures_differ_from_llvm_nm_only_by_classified_rules() {
+    use rea::providers::native::NativeImage;
+    use std::collections::BTreeMap;
+    // (fixture, llvm-nm arguments, document index)
+    let cases: [(&str, &[&str], usize); 6] = [
+        ("watcher-linux-x64.node", &["-D"], 0),
+        ("watcher-darwin-arm64.node", &[], 0),
+        ("fsevents.node", &["--arch=x86_64"], 0),
+        ("fsevents.node", &["--arch=arm64"], 1),
+        ("markupsafe-speedups-universal2.so", &["--arch=x86_64"], 0),
+        ("markupsafe-speedups-universal2.so", &["--arch=arm64"], 1),
+    ];
+    let dir = tempfile::tempdir().expect("tempdir");
+    let Some(compiled) = common::sample_binary(dir.path(), "sample.elf", "feature") else {
+        return;
+    };
+    let mut paths = Vec::new();
+    for (name, args, document) in cases {
+        let Some(path) = common::fixture(name) else {
+            return;
+        };
+        paths.push((name.to_owned(), path, args, document));
+    }
+    paths.push(("compiled C program (.symtab)".to_owned(), compiled, &[], 0));
+    for (name, path, args, document) in paths {
+        let Some(rows) = common::nm_rows(args, &path) else {
+            return;
+        };
+        let image = NativeImage::open(&path).expect("fixture opens");
+        let inventory = image.symbol_inventory(document).expect("inventory");
+        let ours: BTreeSet<(u64, String)> = inventory
+            .procedures
+            .iter()
+            .flat_map(|p| {
+                p.name
+                    .iter()
+                    .chain(&p.aliases)
+                    .map(move |n| (p.address, n.clone()))
+            })
+            .collect();
+        let theirs: BTreeSet<(u64, String)> =
+            rows.iter().map(|r| (r.address, r.name.clone())).collect();
+        let mut rules: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut unclassified = Vec::new();
+        for row in &rows {
+            if ours.contains(&(row.address, row.name.clone())) {
+                assert!(
+                    row.is_function(),
+                    "{name}: a non-function became a procedure: {row:?}"
+                );
+                continue;
+            }
+            match classify_nm_only(row) {
+                Some(rule) => *rules.entry(rule).or_default() += 1,
+                None => unclassified.push(format!("only in llvm-nm: {row:?}")),
+            }
+        }
+        // Nothing is ours alone: every symbol-derived name is a defined
+        // function symbol llvm-nm lists at the same address.
+        for (address, symbol) in ours.difference(&theirs) {
+            unclassified.push(format!("only in rea: {address:#x} {symbol}"));
+        }
+        eprintln!(
+            "{name} {args:?}: {} shared, differences by rule: {rules:?}",
+            ours.len()
+        );
+        assert!(
+            unclassified.is_empty(),
+            "{name} {args:?}: {unclassified:#?}"
+        );
+        assert!(!ours.is_empty(), "{name}: no procedures compared");
+    }
+}

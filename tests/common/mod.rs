@@ -10,7 +10,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use rea::catalog::render::LoadedCatalog;
 use rea::server::{Hub, ReaServer};
 use rea::session::ReadRoots;
-use rmcp::model::{CallToolRequestParams, CompletionContext, CompletionInfo, ProtocolVersion};
+use rmcp::model::{
+    CallToolRequestParams, CompletionContext, CompletionInfo, ProgressNotificationParam,
+    ProtocolVersion,
+};
 use rmcp::service::{ClientLifecycleMode, NotificationContext, RoleClient, RunningService};
 use rmcp::{ClientHandler, ServiceExt};
 use serde_json::{Map, Value};
@@ -27,14 +30,24 @@ pub enum Era {
 
 pub const ERAS: [Era; 2] = [Era::Legacy, Era::Modern];
 
-/// Counts `notifications/prompts/list_changed` delivered to the handler.
+/// Counts `notifications/prompts/list_changed` delivered to the handler,
+/// and keeps every `notifications/progress` in arrival order.
 #[derive(Clone, Default)]
 pub struct Counter {
     pub list_changed: Arc<AtomicUsize>,
     pub notify: Arc<Notify>,
+    pub progress: Arc<std::sync::Mutex<Vec<ProgressNotificationParam>>>,
 }
 
 impl ClientHandler for Counter {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.progress.lock().expect("progress log").push(params);
+    }
+
     async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.list_changed.fetch_add(1, Ordering::SeqCst);
         self.notify.notify_waiters();
@@ -259,9 +272,29 @@ pub async fn call_peer(peer: &rmcp::service::Peer<RoleClient>, tool: &str) -> (V
     )
 }
 
-/// Defined function symbols per `llvm-nm --format=sysv` (ELF: type FUNC;
-/// Mach-O, which has no type column: classes T/t): `(address, name)`.
-pub fn nm_functions(args: &[&str], path: &Path) -> Option<Vec<(u64, String)>> {
+/// One defined symbol as `llvm-nm --defined-only --format=sysv` prints it.
+#[derive(Debug, Clone)]
+pub struct NmRow {
+    pub address: u64,
+    /// The symbol's name without the `@VERSION` decoration llvm-nm adds to
+    /// dynamic ELF names (`inflate@@ZLIB_1.2.0`).
+    pub name: String,
+    /// nm's class letter (`T`, `t`, `D`, `V`, `u`, `S`, ...).
+    pub class: String,
+    /// The ELF symbol type (`FUNC`, `OBJECT`, ...); empty for Mach-O.
+    pub kind: String,
+}
+
+impl NmRow {
+    /// Defined function: ELF type FUNC, or (Mach-O has no type column)
+    /// class T/t.
+    pub fn is_function(&self) -> bool {
+        self.kind == "FUNC" || (self.kind.is_empty() && matches!(self.class.as_str(), "T" | "t"))
+    }
+}
+
+/// Every defined symbol per `llvm-nm --defined-only --format=sysv ARGS PATH`.
+pub fn nm_rows(args: &[&str], path: &Path) -> Option<Vec<NmRow>> {
     let args: Vec<&str> = ["--defined-only", "--format=sysv"]
         .into_iter()
         .chain(args.iter().copied())
@@ -274,14 +307,25 @@ pub fn nm_functions(args: &[&str], path: &Path) -> Option<Vec<(u64, String)>> {
                 if cols.len() < 4 {
                     return None;
                 }
-                let address = u64::from_str_radix(cols[1], 16).ok()?;
-                let is_function =
-                    cols[3] == "FUNC" || (cols[3].is_empty() && matches!(cols[2], "T" | "t"));
-                // llvm-nm decorates dynamic ELF names with their symbol version
-                // (`inflate@@ZLIB_1.2.0`); the symbol's name is what precedes it.
-                let name = cols[0].split('@').next().unwrap_or(cols[0]);
-                is_function.then(|| (address, name.to_string()))
+                Some(NmRow {
+                    address: u64::from_str_radix(cols[1], 16).ok()?,
+                    name: cols[0].split('@').next().unwrap_or(cols[0]).to_string(),
+                    class: cols[2].to_string(),
+                    kind: cols[3].to_string(),
+                })
             })
+            .collect(),
+    )
+}
+
+/// Defined function symbols per `llvm-nm --format=sysv` (see
+/// [`NmRow::is_function`]): `(address, name)`.
+pub fn nm_functions(args: &[&str], path: &Path) -> Option<Vec<(u64, String)>> {
+    Some(
+        nm_rows(args, path)?
+            .into_iter()
+            .filter(NmRow::is_function)
+            .map(|row| (row.address, row.name))
             .collect(),
     )
 }
