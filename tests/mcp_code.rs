@@ -321,3 +321,108 @@ async fn the_first_code_sweep_reports_progress_to_a_client_that_asked() {
         );
     }
 }
+
+/// A real stripped binary nobody here built: the parcel watcher's Linux
+/// addon (no `.symtab`; procedures come from `.dynsym`, `.eh_frame` and
+/// call targets). Its JavaScript option name `ignoreGlobs` leads to the
+/// code that reads it, that code's disassembly, its callers and a path.
+#[tokio::test]
+async fn a_feature_string_in_a_real_stripped_addon_leads_to_code() {
+    let Some(path) = common::fixture("watcher-linux-x64.node") else {
+        return;
+    };
+    let (client, _server, _) = connect(Era::Modern).await;
+    result(&call(&client, "open_binary", json!({"path": path})).await);
+    let traced = call(
+        &client,
+        "trace_feature",
+        json!({"query": "ignoreGlobs", "case_sensitive": true, "max_depth": 1}),
+    )
+    .await;
+    let trace = result(&traced).clone();
+    let reached = trace["procedures"]["items"]
+        .as_array()
+        .expect("procedures")
+        .clone();
+    let user = reached
+        .iter()
+        .find(|p| p["depth"] == json!(0))
+        .unwrap_or_else(|| panic!("no procedure references the string: {trace}"));
+    let user_address = user["address"].as_str().expect("address").to_owned();
+    let caller = reached
+        .iter()
+        .find(|p| {
+            p["depth"] == json!(1)
+                && p["via"]
+                    .as_array()
+                    .is_some_and(|v| v.iter().any(|r| r["callee"] == json!(user_address)))
+        })
+        .unwrap_or_else(|| panic!("no caller of {user_address}: {trace}"));
+
+    let dossier = call(
+        &client,
+        "analyze_function",
+        json!({"procedure": user_address}),
+    )
+    .await;
+    let dossier = result(&dossier);
+    assert!(
+        dossier["references"]
+            .as_array()
+            .expect("references")
+            .iter()
+            .any(|r| r["string"] == json!("ignoreGlobs")),
+        "{dossier}"
+    );
+    assert!(dossier["blocks"].as_array().is_some_and(|b| !b.is_empty()));
+
+    let path_out = call(
+        &client,
+        "build_call_path",
+        json!({"start": caller["address"], "goal": user_address}),
+    )
+    .await;
+    let found = result(&path_out);
+    assert_eq!(found["status"], json!("found"), "{found}");
+    assert_eq!(
+        found["paths"][0].as_array().map(Vec::len),
+        Some(2),
+        "{found}"
+    );
+}
+
+/// Over every procedure of a real addon (stubs included):
+/// `procedure_callers(f)` contains g exactly when `procedure_callees(g)`
+/// contains f, calls through PLT stubs resolved to the same functions.
+#[test]
+fn callers_and_callees_are_symmetric_over_a_whole_real_addon() {
+    use rea::providers::native::NativeImage;
+    use std::collections::BTreeSet;
+    let Some(path) = common::fixture("watcher-linux-x64.node") else {
+        return;
+    };
+    let image = NativeImage::open(&path).expect("fixture opens");
+    let inventory = image.inventory(0).expect("inventory");
+    assert!(
+        !image.thunks(0).expect("thunks").is_empty(),
+        "exported functions are called through the PLT"
+    );
+    let mut from_callees = BTreeSet::new();
+    let mut from_callers = BTreeSet::new();
+    for procedure in &inventory.procedures {
+        for edge in image.callees(0, procedure.address).expect("callees") {
+            from_callees.insert((edge.caller, edge.at, edge.callee));
+        }
+        for edge in image.callers(0, procedure.address).expect("callers") {
+            if edge.caller.is_some() {
+                from_callers.insert((edge.caller, edge.at, edge.callee));
+            }
+        }
+    }
+    assert!(
+        from_callees.len() > 1000,
+        "{} call edges",
+        from_callees.len()
+    );
+    assert_eq!(from_callees, from_callers);
+}

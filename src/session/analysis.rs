@@ -75,6 +75,15 @@ impl ActiveTarget {
         }
     }
 
+    /// Where a direct call to `address` really goes: through an import stub
+    /// that forwards into this document, the function it forwards to.
+    pub fn call_target(&self, document: usize, address: u64) -> Result<u64, SessionError> {
+        match &self.backend {
+            Backend::Native => Ok(self.image.thunks(document)?.resolve(address)),
+            Backend::Radare2(_) => Ok(address),
+        }
+    }
+
     /// Direct calls to the procedure starting at `entry`.
     pub fn callers(&self, document: usize, entry: u64) -> Result<Vec<CallEdge>, SessionError> {
         match &self.backend {

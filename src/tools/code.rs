@@ -174,6 +174,18 @@ pub(crate) fn analyze_function(
     let callers = scope.target.callers(scope.document, procedure.address)?;
     let strings = scope.target.image.strings(scope.document)?;
     let mut result = dossier_json(&dossier, &scope.index, &strings);
+    for (callee, call) in result["callees"]
+        .as_array_mut()
+        .into_iter()
+        .flatten()
+        .zip(&dossier.callees)
+    {
+        let resolved = scope.target.call_target(scope.document, call.target)?;
+        if resolved != call.target {
+            callee["target"] = procedure_ref(&scope.index, resolved);
+            callee["through_stub"] = json!(format_address(call.target));
+        }
+    }
     result["document"] = json!(scope.name);
     result["procedure"] = procedure_ref(&scope.index, procedure.address);
     result["procedure"]["found_by"] = json!(procedure.sources.names());

@@ -22,6 +22,7 @@ mod layout;
 mod overview;
 mod procedures;
 mod strings;
+mod thunks;
 
 #[cfg(test)]
 mod fixtures;
@@ -43,6 +44,7 @@ use code_map::CodeMap;
 pub use code_index::{CodeIndex, MAX_XREFS, Progress};
 pub use extents::{Containment, Extents};
 pub use function::MAX_FUNCTION_INSTRUCTIONS;
+pub use thunks::Thunks;
 
 pub use layout::{
     Layout, LayoutExport, LayoutImport, LayoutSection, LayoutSegment, MAX_LAYOUT_ENTRIES,
@@ -90,6 +92,8 @@ pub struct NativeImage {
     code_indexes: Vec<OnceLock<Result<Arc<CodeIndex>, ProviderError>>>,
     /// Procedure extents per document, derived from the inventory.
     extents: Vec<OnceLock<Result<Arc<Extents>, ProviderError>>>,
+    /// Import stubs that forward into the document, per document.
+    thunks: Vec<OnceLock<Result<Arc<Thunks>, ProviderError>>>,
 }
 
 /// Where an address is, as [`NativeImage::locate`] reports it.
@@ -142,6 +146,7 @@ impl NativeImage {
         let string_tables = std::iter::repeat_with(OnceLock::new).take(count).collect();
         let code_indexes = std::iter::repeat_with(OnceLock::new).take(count).collect();
         let extents = std::iter::repeat_with(OnceLock::new).take(count).collect();
+        let thunks = std::iter::repeat_with(OnceLock::new).take(count).collect();
         Ok(NativeImage {
             path: path.to_path_buf(),
             map,
@@ -153,6 +158,7 @@ impl NativeImage {
             string_tables,
             code_indexes,
             extents,
+            thunks,
         })
     }
 
@@ -325,11 +331,26 @@ impl NativeImage {
         Ok(function::dossier(arch, bytes, start, end, max_instructions))
     }
 
+    /// Import stubs of one document that forward into it (see [`Thunks`]).
+    pub fn thunks(&self, document: usize) -> Result<Arc<Thunks>, ProviderError> {
+        let cell = self
+            .thunks
+            .get(document)
+            .ok_or_else(|| self.unknown_index(document))?;
+        cell.get_or_init(|| {
+            let index = self.code_index(document, &|_, _| {})?;
+            let file = self.parse(document)?;
+            Ok(Arc::new(Thunks::new(&file, &index)))
+        })
+        .clone()
+    }
+
     /// Direct calls to the procedure starting at `entry`.
     pub fn callers(&self, document: usize, entry: u64) -> Result<Vec<CallEdge>, ProviderError> {
         let index = self.code_index(document, &|_, _| {})?;
         let extents = self.extents(document)?;
-        Ok(calls::callers(&index, &extents, entry))
+        let thunks = self.thunks(document)?;
+        Ok(calls::callers(&index, &extents, &thunks, entry))
     }
 
     /// Direct calls made by the procedure starting at `entry`.
@@ -339,7 +360,8 @@ impl NativeImage {
         let procedure = extents
             .index_of_start(entry)
             .ok_or(FunctionError::NotAProcedure(entry))?;
-        Ok(calls::callees(&index, &extents, procedure))
+        let thunks = self.thunks(document)?;
+        Ok(calls::callees(&index, &extents, &thunks, procedure))
     }
 
     /// Indirect calls and jumps inside the procedure starting at `entry`.
