@@ -174,6 +174,28 @@ async fn radare2_answers_the_code_tools_and_overlaps_the_native_provider() {
     let callees = call(&client, "procedure_callees", json!({"procedure": unref})).await;
     assert_eq!(callees.0["evidence"]["provider"]["id"], json!("radare2"));
 
+    // A feature trace and a call path run over radare2's analysis.
+    let traced = call(
+        &client,
+        "trace_feature",
+        json!({"query": "ignoreGlobs", "case_sensitive": true, "max_depth": 1}),
+    )
+    .await;
+    let trace = ok(&traced);
+    assert_eq!(traced.0["evidence"]["provider"]["id"], json!("radare2"));
+    let user = trace["procedures"]["items"]
+        .as_array()
+        .and_then(|p| p.iter().find(|p| p["depth"] == json!(0)))
+        .unwrap_or_else(|| panic!("radare2 finds the code using the string: {trace}"));
+    let path = call(
+        &client,
+        "build_call_path",
+        json!({"start": user["address"], "goal": user["address"]}),
+    )
+    .await;
+    assert_eq!(ok(&path)["status"], json!("found"));
+    assert_eq!(path.0["evidence"]["provider"]["id"], json!("radare2"));
+
     // File facts still come from the file reader, and say so.
     let strings = call(&client, "search_strings", json!({"pattern": "watch"})).await;
     assert_eq!(strings.0["evidence"]["provider"]["id"], json!("native"));
