@@ -144,7 +144,7 @@ printf '| %-34s | %12s | %13s | %12s |\n' command 'median wall' 'peak RSS' 'outp
 printf '|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..36})" "$(printf -- '-%.0s' {1..14})" \
     "$(printf -- '-%.0s' {1..15})" "$(printf -- '-%.0s' {1..14})"
 printf '| %-34s | %10.3f s | %9.1f MiB | %12s |\n' \
-    '`rea procedures FILE`' "${WALL[rea]}" "$(awk "BEGIN { print ${RSS[rea]} / 1024 }")" "${LINES[rea]}"
+    '`rea procedures --symbols-only FILE`' "${WALL[rea]}" "$(awk "BEGIN { print ${RSS[rea]} / 1024 }")" "${LINES[rea]}"
 printf '| %-34s | %10.3f s | %9.1f MiB | %12s |\n' \
     '`nm --defined-only FILE`' "${WALL[nm]}" "$(awk "BEGIN { print ${RSS[nm]} / 1024 }")" "${LINES[nm]}"
 echo
