@@ -6,21 +6,11 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use rea::providers::native::NativeImage;
-use rea::session::{ReadRoots, admission};
-
 use super::CliError;
+use super::procedures::open_document;
 
 pub fn run(file: &Path, document: Option<&str>) -> Result<ExitCode, CliError> {
-    let admitted = admission::admit(file, &ReadRoots::default())
-        .map_err(|e| CliError::Failed(e.to_string()))?;
-    let image = NativeImage::open(&admitted.file).map_err(|e| CliError::Failed(e.to_string()))?;
-    let index = match document {
-        Some(d) => image
-            .document_index(d)
-            .map_err(|e| CliError::Usage(e.to_string()))?,
-        None => 0,
-    };
+    let (image, index) = open_document(file, document)?;
     let started = Instant::now();
     let code = image
         .code_index(index, &|_, _| {})

@@ -10,15 +10,7 @@ use rea::session::{ReadRoots, admission};
 use super::CliError;
 
 pub fn run(file: &Path, document: Option<&str>, symbols_only: bool) -> Result<ExitCode, CliError> {
-    let admitted = admission::admit(file, &ReadRoots::default())
-        .map_err(|e| CliError::Failed(e.to_string()))?;
-    let image = NativeImage::open(&admitted.file).map_err(|e| CliError::Failed(e.to_string()))?;
-    let index = match document {
-        Some(d) => image
-            .document_index(d)
-            .map_err(|e| CliError::Usage(e.to_string()))?,
-        None => 0,
-    };
+    let (image, index) = open_document(file, document)?;
     let inventory = if symbols_only {
         image.symbol_inventory(index).map(std::sync::Arc::new)
     } else {
@@ -57,4 +49,23 @@ pub fn run(file: &Path, document: Option<&str>, symbols_only: bool) -> Result<Ex
         eprintln!("rea: inventory truncated at its cap; higher addresses were not listed");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Admits and opens `file` as `open_binary` would (no read-root
+/// confinement on the command line) and resolves `document` (default: the
+/// first), for the CLI commands that read one document.
+pub(super) fn open_document(
+    file: &Path,
+    document: Option<&str>,
+) -> Result<(NativeImage, usize), CliError> {
+    let admitted = admission::admit(file, &ReadRoots::default())
+        .map_err(|e| CliError::Failed(e.to_string()))?;
+    let image = NativeImage::open(&admitted.file).map_err(|e| CliError::Failed(e.to_string()))?;
+    let index = match document {
+        Some(d) => image
+            .document_index(d)
+            .map_err(|e| CliError::Usage(e.to_string()))?,
+        None => 0,
+    };
+    Ok((image, index))
 }

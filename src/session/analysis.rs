@@ -94,10 +94,7 @@ impl ActiveTarget {
                 Ok(sites
                     .into_iter()
                     .map(|site| CallEdge {
-                        caller: extents
-                            .containing(site.at)
-                            .and_then(|i| extents.extent(i))
-                            .map(|(start, _)| start),
+                        caller: extents.containing_start(site.at),
                         at: site.at,
                         callee: entry,
                     })

@@ -29,10 +29,7 @@ pub(super) fn callers(
         .flat_map(|target| index.xrefs_to(target, target.saturating_add(1)))
         .filter(|xref| xref.kind == RefKind::Call)
         .map(|xref| CallEdge {
-            caller: extents
-                .containing(xref.from)
-                .and_then(|i| extents.extent(i))
-                .map(|(start, _)| start),
+            caller: extents.containing_start(xref.from),
             at: xref.from,
             callee: entry,
         })

@@ -68,6 +68,12 @@ impl Extents {
         (address < *self.ends.get(index)?).then_some(index)
     }
 
+    /// The start of the procedure whose extent covers `address`, if any.
+    pub fn containing_start(&self, address: u64) -> Option<u64> {
+        self.containing(address)
+            .and_then(|index| self.starts.get(index).copied())
+    }
+
     pub(crate) fn classify(&self, address: u64, code: &CodeMap<'_>) -> Containment {
         match self.containing(address) {
             Some(index) => Containment::Procedure {

@@ -325,22 +325,22 @@ pub fn fat(slices: &[Vec<u8>]) -> Vec<u8> {
 pub const PE_BASE: u64 = 0x1_4000_0000;
 
 /// Writes `bytes` at `offset`, growing `out` as needed.
-fn put(out: &mut Vec<u8>, offset: usize, bytes: &[u8]) {
+pub(crate) fn put(out: &mut Vec<u8>, offset: usize, bytes: &[u8]) {
     if out.len() < offset + bytes.len() {
         out.resize(offset + bytes.len(), 0);
     }
     out[offset..offset + bytes.len()].copy_from_slice(bytes);
 }
 
-fn put_u16(out: &mut Vec<u8>, offset: usize, value: u16) {
+pub(crate) fn put_u16(out: &mut Vec<u8>, offset: usize, value: u16) {
     put(out, offset, &value.to_le_bytes());
 }
 
-fn put_u32(out: &mut Vec<u8>, offset: usize, value: u32) {
+pub(crate) fn put_u32(out: &mut Vec<u8>, offset: usize, value: u32) {
     put(out, offset, &value.to_le_bytes());
 }
 
-fn put_u64(out: &mut Vec<u8>, offset: usize, value: u64) {
+pub(crate) fn put_u64(out: &mut Vec<u8>, offset: usize, value: u64) {
     put(out, offset, &value.to_le_bytes());
 }
 

@@ -1,6 +1,8 @@
 //! Hand-assembled tiny binaries carrying exactly the tables under test, so
 //! every start, size and malformation is known byte for byte.
 
+use crate::providers::native::fixtures::{put, put_u16, put_u32, put_u64};
+
 /// Virtual address the tiny ELF maps file offset 0 at.
 pub const ELF_BASE: u64 = 0x40_0000;
 /// `.text` of the tiny ELF: file offset 0x100, 0x100 bytes.
@@ -31,25 +33,6 @@ pub const PE_MACHINE_ARM64: u16 = 0xaa64;
 /// in the tiny PE (optional header at 0x58).
 pub const PE_EXCEPTION_DIRECTORY: usize = 0x58 + 112 + 3 * 8;
 const PE_SECTION_HEADERS: usize = 0x58 + 240;
-
-fn put(out: &mut Vec<u8>, offset: usize, bytes: &[u8]) {
-    if out.len() < offset + bytes.len() {
-        out.resize(offset + bytes.len(), 0);
-    }
-    out[offset..offset + bytes.len()].copy_from_slice(bytes);
-}
-
-fn put_u16(out: &mut Vec<u8>, offset: usize, value: u16) {
-    put(out, offset, &value.to_le_bytes());
-}
-
-fn put_u32(out: &mut Vec<u8>, offset: usize, value: u32) {
-    put(out, offset, &value.to_le_bytes());
-}
-
-fn put_u64(out: &mut Vec<u8>, offset: usize, value: u64) {
-    put(out, offset, &value.to_le_bytes());
-}
 
 // ------------------------------------------------------------- .eh_frame
 
