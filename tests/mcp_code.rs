@@ -49,6 +49,29 @@ fn stripped_sample(dir: &Path) -> Option<(PathBuf, BTreeMap<String, u64>)> {
     }
 }
 
+/// `pc=BEGIN..END` of every FDE `readelf --debug-dump=frames` lists, as
+/// `0x` addresses.
+fn fde_starts(path: &Path) -> Vec<String> {
+    let out = Command::new("readelf")
+        .arg("--debug-dump=frames")
+        .arg(path)
+        .output()
+        .expect("run readelf");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|line| line.contains(" FDE "))
+        .filter_map(|line| {
+            line.split("pc=")
+                .nth(1)?
+                .split("..")
+                .next()
+                .map(str::to_owned)
+        })
+        .filter_map(|hex| u64::from_str_radix(&hex, 16).ok())
+        .map(|a| format!("{a:#x}"))
+        .collect()
+}
+
 fn address(functions: &BTreeMap<String, u64>, name: &str) -> String {
     format!("{:#x}", functions[name])
 }
@@ -86,6 +109,17 @@ async fn a_feature_string_leads_to_code_callers_and_a_path_in_a_stripped_binary(
     // Stripped: no names, but every function is found by .eh_frame or calls.
     let listed = call(&client, "list_procedures", json!({"limit": 500})).await;
     let items = result(&listed)["items"].as_array().expect("items").clone();
+    // At least 90% of the function starts `.eh_frame` declares (readelf's
+    // FDEs are the oracle).
+    let found: Vec<&str> = items.iter().filter_map(|i| i["address"].as_str()).collect();
+    let fdes = fde_starts(&stripped);
+    assert!(!fdes.is_empty(), "readelf lists FDEs");
+    let covered = fdes.iter().filter(|a| found.contains(&a.as_str())).count();
+    assert!(
+        covered * 10 >= fdes.len() * 9,
+        "{covered} of {} .eh_frame function starts discovered",
+        fdes.len()
+    );
     for name in ["leaf", "middle", "top", "lonely", "dispatch", "main"] {
         let wanted = address(&functions, name);
         let item = items
