@@ -460,3 +460,64 @@ fn callers_and_callees_are_symmetric_over_a_whole_real_addon() {
     );
     assert_eq!(from_callees, from_callers);
 }
+
+/// Real stripped Go executables (esbuild for Linux x86-64 and arm64: no
+/// symbols, no `.eh_frame`; procedures come from call targets alone). An
+/// error message leads to the code that uses it (RIP-relative `lea` on
+/// x86-64, `adrp`+`add` on arm64), its disassembly and a call path from a
+/// caller two levels up.
+#[tokio::test]
+async fn a_message_in_stripped_go_executables_leads_to_code_and_a_path() {
+    for fixture in ["esbuild-linux-x64", "esbuild-linux-arm64"] {
+        let Some(path) = common::fixture(fixture) else {
+            return;
+        };
+        let (client, _server, _) = connect(Era::Legacy).await;
+        result(&call(&client, "open_binary", json!({"path": path})).await);
+        let traced = call(
+            &client,
+            "trace_feature",
+            json!({"query": "Cannot use both \"outfile\" and \"outdir\"", "max_depth": 2}),
+        )
+        .await;
+        let trace = result(&traced).clone();
+        assert_eq!(trace["strings"]["total"], json!(1), "{fixture}: {trace}");
+        let reached = trace["procedures"]["items"]
+            .as_array()
+            .expect("procedures")
+            .clone();
+        let user = reached
+            .iter()
+            .find(|p| p["depth"] == json!(0))
+            .unwrap_or_else(|| panic!("{fixture}: no code uses the message: {trace}"));
+        let far = reached
+            .iter()
+            .find(|p| p["depth"] == json!(2))
+            .unwrap_or_else(|| panic!("{fixture}: no caller two levels up: {trace}"));
+        let dossier = call(
+            &client,
+            "analyze_function",
+            json!({"procedure": user["address"], "max_instructions": 50}),
+        )
+        .await;
+        assert!(
+            !result(&dossier)["instructions"]
+                .as_array()
+                .expect("listing")
+                .is_empty()
+        );
+        let found = call(
+            &client,
+            "build_call_path",
+            json!({"start": far["address"], "goal": user["address"]}),
+        )
+        .await;
+        let found = result(&found);
+        assert_eq!(found["status"], json!("found"), "{fixture}: {found}");
+        assert_eq!(
+            found["paths"][0].as_array().map(Vec::len),
+            Some(3),
+            "{fixture}: {found}"
+        );
+    }
+}
