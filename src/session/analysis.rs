@@ -75,6 +75,18 @@ impl ActiveTarget {
         }
     }
 
+    /// How many procedures a graph search (`build_call_path`, the caller
+    /// walk of `trace_feature`) may expand. Native queries are index
+    /// lookups; each radare2 query is a round trip to its process (and a
+    /// function analysis), so searches over radare2 are kept smaller to
+    /// stay in seconds.
+    pub fn max_graph_expansions(&self) -> usize {
+        match &self.backend {
+            Backend::Native => 50_000,
+            Backend::Radare2(_) => 1_000,
+        }
+    }
+
     /// Where a direct call to `address` really goes: through an import stub
     /// that forwards into this document, the function it forwards to.
     pub fn call_target(&self, document: usize, address: u64) -> Result<u64, SessionError> {

@@ -21,8 +21,6 @@ use crate::session::Session;
 const MAX_LISTED: usize = 200;
 /// Most reasons listed per reached procedure.
 const MAX_VIA: usize = 10;
-/// Most procedures `build_call_path` expands.
-const MAX_PATH_EXPANSIONS: usize = 50_000;
 
 /// Operations left; spending past zero marks the work truncated.
 struct Budget {
@@ -95,10 +93,13 @@ pub(crate) fn trace_feature(
     let pattern = Pattern::new(&input.query, mode, case_sensitive)?;
     let scope = Scope::open(session, input.document.as_deref(), progress)?;
     let strings = scope.target.image.strings(scope.document)?;
+    // The caller walk makes one provider query per expanded procedure.
+    let expansions = scope.target.max_graph_expansions() as u64;
     let mut budget = Budget {
-        left: u64::from(budget_size),
+        left: u64::from(budget_size).min(expansions.saturating_mul(10)),
         exhausted: false,
     };
+    let granted = budget.left;
     let mut trace = Trace::default();
 
     let string_matches: Vec<_> = strings
@@ -210,7 +211,8 @@ pub(crate) fn trace_feature(
         "procedures": bounded(&reached),
         "call_edges": bounded(&trace.edges),
         "unknowns": bounded(&trace.unknowns),
-        "operations_used": u64::from(budget_size) - budget.left,
+        "operations_granted": granted,
+        "operations_used": granted - budget.left,
         "truncated": truncated,
     });
     let parameters = json!({
@@ -400,7 +402,7 @@ fn shortest_paths(
             break;
         }
         expansions += 1;
-        if expansions > MAX_PATH_EXPANSIONS {
+        if expansions > scope.target.max_graph_expansions() {
             search.cut_short = true;
             break;
         }
