@@ -120,6 +120,18 @@ async fn a_feature_string_leads_to_code_callers_and_a_path_in_a_stripped_binary(
         "{covered} of {} .eh_frame function starts discovered",
         fdes.len()
     );
+    // The C runtime's constructor and destructor helpers have no FDE and no
+    // direct caller; `.init_array` and `.fini_array` point at them.
+    for name in ["frame_dummy", "__do_global_dtors_aux"] {
+        let wanted = address(&functions, name);
+        let item = items.iter().find(|i| i["address"] == json!(wanted));
+        assert!(
+            item.is_some_and(|i| i["found_by"]
+                .as_array()
+                .is_some_and(|f| f.contains(&json!("init_array")))),
+            "{name} at {wanted}: {item:?}"
+        );
+    }
     for name in ["leaf", "middle", "top", "lonely", "dispatch", "main"] {
         let wanted = address(&functions, name);
         let item = items

@@ -70,6 +70,8 @@ pub enum Source {
     FunctionStarts,
     /// A PE `.pdata` runtime function entry.
     Pdata,
+    /// A pointer in ELF `.init_array`, `.fini_array` or `.preinit_array`.
+    InitArray,
     /// The target of a direct call found by disassembly.
     CallTarget,
     /// radare2's function analysis.
@@ -77,7 +79,7 @@ pub enum Source {
 }
 
 impl Source {
-    pub const ALL: [Source; 9] = [
+    pub const ALL: [Source; 10] = [
         Source::Symbol,
         Source::DynamicSymbol,
         Source::Export,
@@ -85,6 +87,7 @@ impl Source {
         Source::EhFrame,
         Source::FunctionStarts,
         Source::Pdata,
+        Source::InitArray,
         Source::CallTarget,
         Source::Radare2,
     ];
@@ -98,6 +101,7 @@ impl Source {
             Source::EhFrame => "eh_frame",
             Source::FunctionStarts => "function_starts",
             Source::Pdata => "pdata",
+            Source::InitArray => "init_array",
             Source::CallTarget => "call_target",
             Source::Radare2 => "radare2",
         }

@@ -20,6 +20,7 @@
 
 mod eh_frame;
 mod function_starts;
+mod init_arrays;
 mod pdata;
 
 #[cfg(test)]
@@ -58,7 +59,8 @@ pub struct Discovery {
 }
 
 /// Function starts declared by the document's unwind/function-start tables:
-/// ELF (and any format with one) `.eh_frame` FDEs; Mach-O `LC_FUNCTION_STARTS`; PE `.pdata`.
+/// ELF (and any format with one) `.eh_frame` FDEs; Mach-O `LC_FUNCTION_STARTS`; PE `.pdata`;
+/// ELF constructor and destructor arrays.
 /// Only starts inside executable sections are kept. Sorted by address, deduplicated (keep the largest size).
 ///
 /// Deduplication is per `(address, source)`: when two tables declare the
@@ -84,6 +86,7 @@ fn discover(file: &object::File<'_>, cap: usize) -> Discovery {
         function_starts::read(file, &code, &mut found),
         pdata::read(file, &code, &mut found),
     ];
+    init_arrays::read(file, &code, &mut found);
     if !tables.contains(&true) {
         found.limitations.push(
             "this document has no `.eh_frame`, `LC_FUNCTION_STARTS` or `.pdata` table, \

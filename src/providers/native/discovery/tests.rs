@@ -1140,3 +1140,52 @@ fn stripped_c_program_keeps_its_function_starts() {
         }
     }
 }
+
+/// `.init_array`/`.fini_array` of a real position-independent addon: every
+/// slot is zero in the file and set by an `R_X86_64_RELATIVE` relocation,
+/// whose addend `readelf -r` prints; those are exactly the starts found.
+#[test]
+fn init_and_fini_arrays_match_readelf_relocations() {
+    let Some(path) = fixture("watcher-linux-x64.node") else {
+        return;
+    };
+    if !tool_available("readelf") {
+        return skip_or_fail("readelf is not installed");
+    }
+    let sections = run("readelf", &["-SW", path.to_str().expect("utf-8 path")]);
+    let ranges: Vec<(u64, u64)> = sections
+        .lines()
+        .filter(|line| line.contains("INIT_ARRAY") || line.contains("FINI_ARRAY"))
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let at = fields.iter().position(|f| f.ends_with("_ARRAY"))?;
+            let address = u64::from_str_radix(fields.get(at + 1)?, 16).ok()?;
+            let size = u64::from_str_radix(fields.get(at + 3)?, 16).ok()?;
+            Some((address, address + size))
+        })
+        .collect();
+    assert_eq!(ranges.len(), 2, "{sections}");
+    let relocations = run("readelf", &["-rW", path.to_str().expect("utf-8 path")]);
+    let expected: BTreeSet<u64> = relocations
+        .lines()
+        .filter(|line| line.contains("R_X86_64_RELATIVE"))
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let slot = u64::from_str_radix(fields.first()?, 16).ok()?;
+            let value = u64::from_str_radix(fields.last()?, 16).ok()?;
+            ranges
+                .iter()
+                .any(|&(start, end)| (start..end).contains(&slot))
+                .then_some(value)
+        })
+        .collect();
+    assert_eq!(expected.len(), 3, "two constructors and one destructor");
+    let data = std::fs::read(&path).expect("read the fixture");
+    let found: BTreeSet<u64> = table_starts(&parse(&data))
+        .starts
+        .iter()
+        .filter(|start| start.source == Source::InitArray)
+        .map(|start| start.address)
+        .collect();
+    assert_eq!(found, expected);
+}
