@@ -289,3 +289,48 @@ fn symbol_procedures_differ_from_llvm_nm_only_by_classified_rules() {
         assert!(!ours.is_empty(), "{name}: no procedures compared");
     }
 }
+
+/// Stripped Go executables keep Go's function table: every function gets
+/// its Go name back, and the table agrees with the code, since every direct
+/// call target the disassembler finds is one of its function starts.
+#[test]
+fn stripped_go_executables_are_named_by_their_function_table() {
+    use rea::providers::Source;
+    use rea::providers::native::NativeImage;
+    for name in [
+        "esbuild-linux-x64",
+        "esbuild-linux-arm64",
+        "esbuild-win32-x64.exe",
+    ] {
+        let Some(path) = common::fixture(name) else {
+            return;
+        };
+        let image = NativeImage::open(&path).expect("fixture opens");
+        let inventory = image.inventory(0).expect("inventory");
+        let named = |wanted: &str| {
+            inventory
+                .procedures
+                .iter()
+                .any(|p| p.name.as_deref() == Some(wanted) && p.sources.contains(Source::GoPclntab))
+        };
+        assert!(named("main.main") && named("runtime.main"), "{name}");
+        let go = inventory
+            .procedures
+            .iter()
+            .filter(|p| p.sources.contains(Source::GoPclntab))
+            .count();
+        assert!(go > 8000, "{name}: {go} Go functions");
+        let unexplained: Vec<String> = inventory
+            .procedures
+            .iter()
+            .filter(|p| p.sources.contains(Source::CallTarget))
+            .filter(|p| !p.sources.contains(Source::GoPclntab))
+            .map(|p| format!("{:#x} {:?}", p.address, p.sources.names()))
+            .collect();
+        // PE images also carry a few C runtime helpers outside Go's table.
+        assert!(
+            unexplained.len() <= 8,
+            "{name}: call targets Go does not list: {unexplained:?}"
+        );
+    }
+}

@@ -72,6 +72,8 @@ pub enum Source {
     Pdata,
     /// A pointer in ELF `.init_array`, `.fini_array` or `.preinit_array`.
     InitArray,
+    /// Go's function table (`pclntab`), with the function's name.
+    GoPclntab,
     /// The target of a direct call found by disassembly.
     CallTarget,
     /// radare2's function analysis.
@@ -79,7 +81,7 @@ pub enum Source {
 }
 
 impl Source {
-    pub const ALL: [Source; 10] = [
+    pub const ALL: [Source; 11] = [
         Source::Symbol,
         Source::DynamicSymbol,
         Source::Export,
@@ -88,6 +90,7 @@ impl Source {
         Source::FunctionStarts,
         Source::Pdata,
         Source::InitArray,
+        Source::GoPclntab,
         Source::CallTarget,
         Source::Radare2,
     ];
@@ -102,6 +105,7 @@ impl Source {
             Source::FunctionStarts => "function_starts",
             Source::Pdata => "pdata",
             Source::InitArray => "init_array",
+            Source::GoPclntab => "go_pclntab",
             Source::CallTarget => "call_target",
             Source::Radare2 => "radare2",
         }

@@ -216,8 +216,18 @@ impl NativeImage {
             let calls = code.call_targets().iter().map(|&address| {
                 procedures::Candidate::unnamed(address, None, super::Source::CallTarget)
             });
-            let mut inventory = procedures::inventory(&file, tables.chain(calls));
+            let go = discovery::gopclntab::go_functions(&file);
+            let code_map = CodeMap::new(&file, self.code_budget(document));
+            let go_named = go
+                .functions
+                .iter()
+                .filter(|(address, _)| code_map.contains(*address))
+                .map(|&(address, name)| {
+                    procedures::Candidate::named(address, name, super::Source::GoPclntab)
+                });
+            let mut inventory = procedures::inventory(&file, tables.chain(calls).chain(go_named));
             inventory.limitations.extend(discovered.limitations);
+            inventory.limitations.extend(go.limitations);
             inventory
                 .limitations
                 .extend(code.limitations.iter().cloned());

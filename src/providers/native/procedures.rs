@@ -47,7 +47,19 @@ pub(super) struct Candidate<'data> {
     size: u64,
 }
 
-impl Candidate<'_> {
+impl<'data> Candidate<'data> {
+    /// A start named by a function table other than the symbol tables
+    /// (Go's `pclntab`).
+    pub(super) fn named(address: u64, name: &'data [u8], source: Source) -> Candidate<'data> {
+        Candidate {
+            address,
+            name: Cow::Borrowed(name),
+            binding: Binding::Global,
+            source,
+            size: 0,
+        }
+    }
+
     /// A nameless start found by a table or by disassembly.
     pub(super) fn unnamed(address: u64, size: Option<u64>, source: Source) -> Candidate<'static> {
         Candidate {

@@ -20,6 +20,7 @@
 
 mod eh_frame;
 mod function_starts;
+pub(crate) mod gopclntab;
 mod init_arrays;
 mod pdata;
 
