@@ -51,6 +51,21 @@ impl ActiveTarget {
         Ok((inventory, extents))
     }
 
+    /// Entry of the procedure whose extent covers `address`, if any: the
+    /// cheap lookup for loops over references (no segment facts, so the
+    /// file's headers are not parsed again per address).
+    pub fn containing_procedure(
+        &self,
+        document: usize,
+        address: u64,
+    ) -> Result<Option<u64>, SessionError> {
+        let extents = match &self.backend {
+            Backend::Native => self.image.extents(document)?,
+            Backend::Radare2(r2) => self.radare2_inventory(r2, document)?.1,
+        };
+        Ok(extents.containing_start(address))
+    }
+
     /// Which procedure covers `address`, and which segment maps it.
     pub fn locate(&self, document: usize, address: u64) -> Result<Location, SessionError> {
         match &self.backend {

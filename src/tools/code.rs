@@ -314,9 +314,8 @@ pub(crate) fn xrefs(
         .iter()
         .skip(skip)
         .map(|xref| {
-            let containing = scope.target.locate(scope.document, xref.from).ok();
-            let procedure = match containing.map(|l| l.containment) {
-                Some(Containment::Procedure { start, .. }) => procedure_ref(&scope.index, start),
+            let procedure = match scope.target.containing_procedure(scope.document, xref.from) {
+                Ok(Some(start)) => procedure_ref(&scope.index, start),
                 _ => Value::Null,
             };
             json!({

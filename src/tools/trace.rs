@@ -14,7 +14,7 @@ use super::procedures::resolve;
 use super::{HandlerResult, ToolError, ToolName};
 use crate::providers::code::UnresolvedKind;
 use crate::providers::format_address;
-use crate::providers::native::{Containment, Progress};
+use crate::providers::native::Progress;
 use crate::session::Session;
 
 /// Most procedures, edges and unknowns one trace lists (totals are exact).
@@ -129,15 +129,18 @@ pub(crate) fn trace_feature(
             }));
         }
         for xref in &refs {
-            match scope.target.locate(scope.document, xref.from)?.containment {
-                Containment::Procedure { start, .. } => {
+            match scope
+                .target
+                .containing_procedure(scope.document, xref.from)?
+            {
+                Some(start) => {
                     trace.reach(
                         start,
                         0,
                         json!({"kind": "references_string", "string": format_address(found.address), "at": format_address(xref.from)}),
                     );
                 }
-                _ => trace.unknowns.push(json!({
+                None => trace.unknowns.push(json!({
                     "kind": "reference_outside_procedures",
                     "at": format_address(xref.from),
                     "detail": "code outside every known procedure refers to a matching string",
