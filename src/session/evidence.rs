@@ -1,14 +1,14 @@
 //! Evidence records: what a tool observed, content-addressed and carried
 //! inline in every successful tool result.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::canonical::{CanonicalError, to_canonical};
 
 /// How directly a record reflects the artifact.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Confidence {
     /// Read from the artifact itself.
@@ -20,14 +20,16 @@ pub enum Confidence {
 }
 
 /// The artifact a record is about. Paths never enter identity.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Subject {
     pub sha256: String,
     pub format: String,
     pub architecture: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ProviderIdentity {
     pub id: String,
     pub name: String,
@@ -35,8 +37,8 @@ pub struct ProviderIdentity {
 }
 
 /// A location the record points at.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum Location {
     Address { document: String, address: String },
     ArtifactPath { path: String },
@@ -44,7 +46,7 @@ pub enum Location {
 
 /// One Evidence record, as it travels in a tool result: the content address
 /// followed by the sealed body.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Evidence {
     /// `ev_` + sha256 of the canonical identity projection.
     pub evidence_id: String,
@@ -53,9 +55,9 @@ pub struct Evidence {
 }
 
 /// What a tool hands over to become Evidence.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EvidenceDraft {
-    pub operation: &'static str,
+    pub operation: String,
     pub subject: Option<Subject>,
     pub provider: ProviderIdentity,
     /// Request parameters with local paths removed.
@@ -112,7 +114,7 @@ mod tests {
 
     fn draft(path: &str, confidence: Confidence) -> EvidenceDraft {
         EvidenceDraft {
-            operation: "list_documents",
+            operation: "list_documents".into(),
             subject: Some(Subject {
                 sha256: "ab".repeat(32),
                 format: "elf".into(),

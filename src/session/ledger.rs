@@ -81,7 +81,7 @@ mod tests {
 
     fn evidence(i: usize) -> Evidence {
         EvidenceDraft {
-            operation: "list_procedures",
+            operation: "list_procedures".into(),
             subject: None,
             provider: ProviderIdentity {
                 id: "native".into(),

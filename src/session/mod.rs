@@ -142,7 +142,7 @@ impl ActiveTarget {
         limitations: Vec<String>,
     ) -> EvidenceDraft {
         EvidenceDraft {
-            operation,
+            operation: operation.to_string(),
             subject: Some(subject),
             provider: self.binding.provider.clone(),
             parameters,
