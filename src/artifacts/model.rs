@@ -65,7 +65,8 @@ impl ArtifactFormat {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Limits {
-    /// Most entries (occurrences) walked, across all nesting levels. Default and maximum 10000.
+    /// Most entries met (listed, refused or skipped, the root included),
+    /// across all nesting levels. Default and maximum 10000.
     pub max_entries: u64,
     /// Most decompressed/read bytes in total. Default and maximum 1 GiB.
     pub max_total_bytes: u64,

@@ -224,3 +224,25 @@ fn limits_are_validated() {
     assert_eq!(parsed.max_depth, 20);
     assert!(serde_json::from_str::<Limits>(r#"{"max_entriez": 5}"#).is_err());
 }
+
+#[test]
+fn refused_entries_count_against_max_entries() {
+    let entries: Vec<Z> = (0..50).map(|n| z(&format!("../x{n}"), b"x")).collect();
+    let limits = Limits {
+        max_entries: 10,
+        ..Limits::default()
+    };
+    let i = inspect_bytes("t", &zip(&entries), ArtifactFormat::Zip, &limits).unwrap();
+    i.validate().unwrap();
+    assert_eq!(i.coverage.entries_seen, 10);
+    assert_eq!(i.findings.refused_entries.len(), 9);
+    assert_eq!(i.coverage.status, CoverageStatus::Truncated);
+}
+
+#[test]
+fn findings_lists_are_capped_with_a_count() {
+    let entries: Vec<Z> = (0..150).map(|n| z(&format!("/abs{n}"), b"x")).collect();
+    let i = bytes(ArtifactFormat::Zip, &zip(&entries));
+    assert_eq!(i.findings.refused_entries.len(), FINDINGS_CAP);
+    assert_eq!(i.findings.omitted.refused_entries, 50);
+}
