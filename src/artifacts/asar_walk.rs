@@ -84,7 +84,9 @@ pub(crate) fn walk(w: &mut Walk, c: &Container, b: &[u8]) -> Result<(), Artifact
                 e.declared_size = size;
                 e.executable = executable;
                 if unpacked {
-                    unpacked_file(w, c, e);
+                    if !unpacked_file(w, c, e) {
+                        break;
+                    }
                     continue;
                 }
                 let range = offset
@@ -160,35 +162,73 @@ fn check_integrity(i: &Integrity, bytes: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
-/// An unpacked file: listed (not hashed) and reported when it is not
-/// present next to a root asar read from disk.
-fn unpacked_file(w: &mut Walk, c: &Container, mut e: Entry<'_>) {
-    e.limitations
-        .push("stored outside the archive in <archive>.asar.unpacked/; not hashed".into());
+/// An unpacked file: read from `<archive>.asar.unpacked/` when the asar
+/// is the root file on disk (a regular file there, never a symlink),
+/// reported missing when absent, unexplored for nested asars. Returns
+/// false when the byte budget stopped the walk.
+fn unpacked_file(w: &mut Walk, c: &Container, mut e: Entry<'_>) -> bool {
     let path = e.logical_path.clone();
-    let present = match (&w.asar_unpacked, c.depth) {
-        (Some(dir), 0) => Some(std::fs::symlink_metadata(dir.join(&path)).is_ok()),
-        _ => None,
+    let file = match (&w.asar_unpacked, c.depth) {
+        (Some(dir), 0) => dir.join(&path),
+        _ => {
+            e.limitations
+                .push("stored outside the archive in <archive>.asar.unpacked/; not read".into());
+            if let Some(id) = w.add(c, e) {
+                w.unexplored(
+                    Some(id),
+                    path,
+                    UnexploredReason::UnsupportedFormat,
+                    "an unpacked file of an asar that is not read from disk",
+                );
+            }
+            return true;
+        }
     };
-    let Some(id) = w.add(c, e) else { return };
-    match present {
-        Some(true) => w.findings.observe(Observation {
-            kind: ObservationKind::UnpackedEntry,
-            occurrence_id: Some(id),
-            message: format!("{path} is present in the .asar.unpacked directory"),
-        }),
-        Some(false) => w.findings.observe(Observation {
-            kind: ObservationKind::UnpackedMissing,
-            occurrence_id: Some(id),
-            message: format!(
-                "{path} is marked unpacked but is not in the .asar.unpacked directory"
-            ),
-        }),
-        None => w.unexplored(
-            Some(id),
-            path,
-            UnexploredReason::UnsupportedFormat,
-            "an unpacked file of an asar that is not read from disk",
-        ),
+    let meta = std::fs::symlink_metadata(&file)
+        .ok()
+        .filter(|m| m.is_file());
+    let Some(meta) = meta else {
+        e.limitations
+            .push("marked unpacked, but not a regular file in <archive>.asar.unpacked/".into());
+        if let Some(id) = w.add(c, e) {
+            w.findings.observe(Observation {
+                kind: ObservationKind::UnpackedMissing,
+                occurrence_id: Some(id),
+                message: format!(
+                    "{path} is marked unpacked but is not in the .asar.unpacked directory"
+                ),
+            });
+        }
+        return true;
+    };
+    e.limitations
+        .push("read from <archive>.asar.unpacked/".into());
+    if meta.len() != e.declared_size {
+        e.limitations.push(format!(
+            "the header declares {} bytes, the unpacked file has {}",
+            e.declared_size,
+            meta.len()
+        ));
+    }
+    match w.add_from_disk(c, e, &file, meta.len()) {
+        Ok((id, more)) => {
+            if let Some(id) = id {
+                w.findings.observe(Observation {
+                    kind: ObservationKind::UnpackedEntry,
+                    occurrence_id: Some(id),
+                    message: format!("{path} was read from the .asar.unpacked directory"),
+                });
+            }
+            more
+        }
+        Err(error) => {
+            w.unexplored(
+                None,
+                path,
+                UnexploredReason::Malformed,
+                format!("the unpacked file cannot be read: {error}"),
+            );
+            true
+        }
     }
 }

@@ -4,7 +4,6 @@
 //! (`symlink-escape`) and never followed.
 
 use std::ffi::OsString;
-use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -120,19 +119,8 @@ fn one(
     );
     e.declared_size = size;
     e.executable = meta.permissions().mode() & 0o111 != 0;
-    if size > w.limits.max_entry_bytes {
-        w.limits_hit.insert("max_entry_bytes");
-        e.limitations
-            .push("over max_entry_bytes; not hashed".into());
-        w.add(c, e);
-        return Ok(None);
-    }
-    let mut bytes = Vec::new();
-    std::fs::File::open(&full)
-        .and_then(|f| f.take(w.limits.max_entry_bytes + 1).read_to_end(&mut bytes))
+    w.add_from_disk(c, e, &full, size)
         .map_err(|e| io(&path, e))?;
-    // A file that grew past the limit while read is listed unhashed.
-    w.add_in_memory(c, e, &bytes, false);
     Ok(None)
 }
 

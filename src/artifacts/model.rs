@@ -372,13 +372,9 @@ impl Edge {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ObservationKind {
-    /// A symlink that resolves inside the artifact.
-    SymlinkInside,
     /// An asar entry's integrity hash disagrees with its bytes.
     IntegrityMismatch,
-    /// An asar entry's integrity hash matches its bytes.
-    IntegrityVerified,
-    /// An asar entry lives in `<name>.asar.unpacked/`.
+    /// An asar entry was read from `<name>.asar.unpacked/`.
     UnpackedEntry,
     /// An asar unpacked entry that is not present next to the archive.
     UnpackedMissing,
@@ -487,7 +483,6 @@ pub enum RefusalReason {
     SymlinkEscape,
     PathTooLong,
     CompressionRatio,
-    EntryTooLarge,
     Duplicate,
     Overlapping,
     /// An entry whose data lies outside the archive.

@@ -296,6 +296,7 @@ impl Walk {
             (Some(container.id.clone()), entry.logical_path.clone())
         };
         let natives_before = self.natives.len();
+        let observations_before = self.findings.findings.observations.len();
         let (sha, node, status, size, architecture, nested) = match entry.content {
             Content::Bytes { bytes, mismatched } => {
                 let name = super::paths::base_name(&entry.logical_path).to_owned();
@@ -329,6 +330,10 @@ impl Walk {
         );
         for facts in &mut self.natives[natives_before..] {
             facts.occurrence_id = id.clone();
+        }
+        // add_node's observations (an unreadable layout) belong to this entry.
+        for o in self.findings.findings.observations[observations_before..].iter_mut() {
+            o.occurrence_id.get_or_insert_with(|| id.clone());
         }
         let mut key = container.key.clone();
         key.push(entry.logical_path.clone());
@@ -396,6 +401,32 @@ impl Walk {
         }
         e.content = Content::Bytes { bytes, mismatched };
         (self.add(c, e), true)
+    }
+
+    /// Lists a regular file read from disk (`size` from its metadata):
+    /// over `max_entry_bytes` it is listed unhashed without being read.
+    /// Returns (id, false when the byte budget stopped the walk).
+    pub fn add_from_disk(
+        &mut self,
+        c: &Container,
+        mut e: Entry<'_>,
+        file: &std::path::Path,
+        size: u64,
+    ) -> std::io::Result<(Option<String>, bool)> {
+        use std::io::Read;
+        if size > self.limits.max_entry_bytes {
+            self.limits_hit.insert("max_entry_bytes");
+            e.content = Content::Absent(HashStatus::NotHashedLimit);
+            e.limitations
+                .push("over max_entry_bytes; not hashed".into());
+            return Ok((self.add(c, e), true));
+        }
+        let mut bytes = Vec::new();
+        std::fs::File::open(file)?
+            .take(self.limits.max_entry_bytes + 1)
+            .read_to_end(&mut bytes)?;
+        // A file that grew past the limit while read is listed unhashed.
+        Ok(self.add_in_memory(c, e, &bytes, false))
     }
 
     /// Records Info.plist facts; the `loads` edge is resolved at the end.

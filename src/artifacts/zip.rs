@@ -10,7 +10,10 @@ use std::io::Read;
 use flate2::Crc;
 use flate2::read::DeflateDecoder;
 
-use super::model::{ArtifactError, EntryKind, HashStatus, RefusalReason, UnexploredReason};
+use super::model::{
+    ArtifactError, EntryKind, HashStatus, Observation, ObservationKind, RefusalReason,
+    UnexploredReason,
+};
 use super::paths;
 use super::walk::{Container, Content, Entry, Walk};
 
@@ -397,12 +400,10 @@ fn entry(w: &mut Walk, c: &Container, rec: &Record<'_>, path: String, data: &[u8
                 e.limitations
                     .push("CRC-32 does not match the central directory".into());
             }
-            if bytes.len() as u64 != rec.uncompressed {
-                e.limitations.push(format!(
-                    "declared {} bytes, {} read",
-                    rec.uncompressed,
-                    bytes.len()
-                ));
+            let size_note = (bytes.len() as u64 != rec.uncompressed)
+                .then(|| format!("declared {} bytes, {} read", rec.uncompressed, bytes.len()));
+            if let Some(note) = &size_note {
+                e.limitations.push(note.clone());
             }
             if is_link {
                 link(w, c, e, rec, &bytes);
@@ -412,7 +413,13 @@ fn entry(w: &mut Walk, c: &Container, rec: &Record<'_>, path: String, data: &[u8
                 bytes: &bytes,
                 mismatched,
             };
-            w.add(c, e);
+            if let (Some(id), Some(note)) = (w.add(c, e), size_note) {
+                w.findings.observe(Observation {
+                    kind: ObservationKind::SizeMismatch,
+                    occurrence_id: Some(id),
+                    message: format!("{path}: {note}"),
+                });
+            }
         }
         Inflated::TooLarge(read) => {
             w.limits_hit.insert(if is_link {

@@ -144,6 +144,22 @@ fn asar_unpacked_files_are_checked_next_to_the_archive() {
             .any(|(k, m)| *k == ObservationKind::UnpackedEntry && m.contains("here.node")),
         "{kinds:?}"
     );
+    let here = by_path(&i, "here.node");
+    assert_eq!(here.sha256.as_deref(), Some(sha256_hex(b"x").as_str()));
+    assert_eq!(here.hash_status, HashStatus::Verified);
+    assert_eq!(
+        by_path(&i, "gone.node").hash_status,
+        HashStatus::Unavailable
+    );
+    // A symlink in the unpacked directory is not followed.
+    std::fs::remove_file(dir.path().join("app.asar.unpacked/here.node")).unwrap();
+    std::os::unix::fs::symlink(
+        "/etc/hostname",
+        dir.path().join("app.asar.unpacked/here.node"),
+    )
+    .unwrap();
+    let i = inspect(&path, ArtifactFormat::Asar, &Limits::default()).unwrap();
+    assert_eq!(by_path(&i, "here.node").sha256, None);
 }
 
 #[test]

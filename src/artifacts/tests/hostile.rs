@@ -292,3 +292,23 @@ fn zip64_end_records_are_followed() {
         "artifact_malformed"
     );
 }
+
+#[test]
+fn declared_sizes_and_crcs_are_checked_against_the_bytes() {
+    let mut b = zip(&[z("a.txt", b"abc")]);
+    let n = b.len();
+    let cd = u32::from_le_bytes(b[n - 6..n - 2].try_into().unwrap()) as usize;
+    b[cd + 24..cd + 28].copy_from_slice(&99u32.to_le_bytes());
+    let i = bytes(ArtifactFormat::Zip, &b);
+    let a = by_path(&i, "a.txt");
+    assert_eq!(a.size, 3);
+    assert_eq!(a.hash_status, HashStatus::Verified);
+    assert_eq!(
+        i.findings.observations[0].kind,
+        ObservationKind::SizeMismatch
+    );
+    b[cd + 16] ^= 1;
+    let i = bytes(ArtifactFormat::Zip, &b);
+    assert_eq!(by_path(&i, "a.txt").hash_status, HashStatus::Mismatched);
+    assert_eq!(i.coverage.status, CoverageStatus::Partial);
+}
