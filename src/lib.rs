@@ -3,6 +3,7 @@
 //! Data flows one way: transport → [`server`] → ([`catalog`] | [`completion`]
 //! | [`tools`]) → [`session`] → [`providers`]. See ARCHITECTURE.md.
 
+pub mod artifacts;
 pub mod catalog;
 pub mod completion;
 pub mod matching;
