@@ -8,6 +8,7 @@
 //! failure is `{error: {code, message, remediation}}` and carries no Evidence.
 
 mod code;
+pub mod compare;
 mod errors;
 mod inputs;
 mod inventory;
