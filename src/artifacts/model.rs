@@ -211,7 +211,9 @@ pub struct Manifest {
     /// `agm_` + sha256(canonical {root_sha256, root_format, graph_sha256}).
     pub manifest_id: String,
     /// The file's sha256; for a directory, the sha256 of the canonical
-    /// listing of its entries (see [`directory_listing_sha256`]).
+    /// listing of its entries (see [`directory_listing_sha256`]). A
+    /// directory root occurrence itself carries no sha256, so its entries'
+    /// ids depend only on their own place and content.
     pub root_sha256: String,
     pub root_format: ArtifactFormat,
     /// sha256 of canonical {nodes, occurrences, edges} as listed.
@@ -547,7 +549,7 @@ pub enum CoverageStatus {
 #[serde(deny_unknown_fields)]
 pub struct Coverage {
     pub status: CoverageStatus,
-    /// Entries encountered (listed, refused or skipped).
+    /// Entries encountered (listed, refused or skipped), the root included.
     pub entries_seen: u64,
     /// Entries that became occurrences (the root included).
     pub entries_listed: u64,
@@ -743,22 +745,21 @@ impl Inspection {
             ));
         }
         let root = &self.occurrences[0];
-        if root.sha256.as_deref() != Some(m.root_sha256.as_str()) {
-            return Err(ArtifactError::invalid(
-                "manifest root_sha256 is not the root occurrence's sha256",
-            ));
-        }
         if m.root_format == ArtifactFormat::AppBundle {
             let listing = directory_listing_sha256(
                 self.occurrences
                     .iter()
                     .filter(|o| o.parent_occurrence_id.as_deref() == Some(&root.occurrence_id)),
             );
-            if listing != m.root_sha256 {
+            if root.sha256.is_some() || listing != m.root_sha256 {
                 return Err(ArtifactError::invalid(
                     "root_sha256 does not match the bundle's listing",
                 ));
             }
+        } else if root.sha256.as_deref() != Some(m.root_sha256.as_str()) {
+            return Err(ArtifactError::invalid(
+                "manifest root_sha256 is not the root occurrence's sha256",
+            ));
         }
         let graph = graph_sha256(&self.nodes, &self.occurrences, &self.edges);
         if graph != m.graph_sha256 {

@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 /// Bound on the Info.plist we are willing to parse.
-const MAX_PLIST_BYTES: u64 = 1 << 20;
+pub(crate) const MAX_PLIST_BYTES: u64 = 1 << 20;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AdmissionError {

@@ -426,7 +426,7 @@ pub fn tiny_pe() -> Vec<u8> {
 
 /// External tools and pinned fixtures are optional unless
 /// `REA_REQUIRE_EXTERNALS=1` (as in CI), where a missing one fails the test.
-pub(super) fn skip_or_fail(reason: &str) {
+pub(crate) fn skip_or_fail(reason: &str) {
     if std::env::var("REA_REQUIRE_EXTERNALS").is_ok_and(|value| value == "1") {
         panic!("required external unavailable: {reason}");
     }
@@ -456,7 +456,7 @@ pub(super) fn run(tool: &str, args: &[&str]) -> String {
 
 /// A pinned fixture from `tests/fixtures/fetch.sh`, or `None` (after
 /// [`skip_or_fail`]) when it is missing.
-pub(super) fn fixture(name: &str) -> Option<std::path::PathBuf> {
+pub(crate) fn fixture(name: &str) -> Option<std::path::PathBuf> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("target/fixtures")
         .join(name);

@@ -25,7 +25,7 @@ mod strings;
 mod thunks;
 
 #[cfg(test)]
-mod fixtures;
+pub(crate) mod fixtures;
 #[cfg(test)]
 mod tests;
 
@@ -54,6 +54,27 @@ pub use strings::{
     FoundString, MAX_STRING_CHARS, MAX_STRINGS, MAX_TEXT_BYTES, MIN_STRING_CHARS, StringEncoding,
     StringTable,
 };
+
+/// Layout facts of every document of an in-memory image (one per
+/// universal slice), for callers that hold bytes rather than a file (the
+/// artifact inventory reads archive members this way). `name` only labels
+/// documents and errors. Same parsing and caps as [`NativeImage::layout`].
+pub fn layouts_of_bytes(
+    bytes: &[u8],
+    name: &str,
+) -> Result<Vec<(DocumentInfo, Layout)>, ProviderError> {
+    let path = Path::new(name);
+    let classified = documents::classify(bytes, path)?;
+    let mut out = Vec::with_capacity(classified.documents.len());
+    for (info, range) in classified.documents.into_iter().zip(classified.ranges) {
+        let data = bytes.get(range).unwrap_or_default();
+        let file =
+            object::File::parse(data).map_err(|error| malformed(path, info.format, error))?;
+        let layout = layout::layout(&file, &info);
+        out.push((info, layout));
+    }
+    Ok(out)
+}
 
 /// Documented cap of an inventory: at most this many distinct procedure
 /// addresses are kept (the lowest ones); the inventory is then `truncated`.

@@ -1,0 +1,192 @@
+//! Lists an asar's entries as occurrences: packed files are hashed (and
+//! their integrity record checked), links become symlink occurrences,
+//! unpacked files are looked for in `<archive>.asar.unpacked/`.
+
+use super::asar::{AsarEntryKind, AsarError, Integrity, read_header};
+use super::model::*;
+use super::paths;
+use super::walk::{Container, Content, Entry, Walk};
+
+fn error(e: AsarError) -> ArtifactError {
+    ArtifactError::malformed("asar", e.to_string())
+}
+
+pub(crate) fn walk(w: &mut Walk, c: &Container, b: &[u8]) -> Result<(), ArtifactError> {
+    let cap = usize::try_from(w.limits.max_entries).unwrap_or(usize::MAX);
+    let header = read_header(b, cap.saturating_add(1)).map_err(error)?;
+    let data_offset = header.bounds.data_offset;
+    for item in header.entries {
+        if w.stopped() {
+            break;
+        }
+        w.see();
+        let raw = item.raw_path.as_bytes();
+        let path = match paths::logical_path(raw, w.limits.max_path_bytes) {
+            Ok(p) => p,
+            Err((reason, detail)) => {
+                w.refuse(raw, reason, detail);
+                continue;
+            }
+        };
+        if let Some(problem) = item.problem {
+            w.refuse(
+                raw,
+                RefusalReason::InvalidName,
+                format!("file record: {problem}"),
+            );
+            continue;
+        }
+        match item.kind {
+            AsarEntryKind::Directory => {
+                w.add(
+                    c,
+                    Entry::new(
+                        path,
+                        EntryKind::Directory,
+                        Content::Absent(HashStatus::Unavailable),
+                    ),
+                );
+            }
+            AsarEntryKind::Link { target } => {
+                let inside = paths::join_inside("", &target).is_some();
+                let mut e = Entry::new(
+                    path,
+                    EntryKind::Symlink,
+                    Content::Absent(HashStatus::Unavailable),
+                );
+                if target.starts_with('/') {
+                    e.limitations.push("absolute link target withheld".into());
+                } else {
+                    e.symlink_target = Some(target);
+                }
+                if w.add(c, e).is_some() && !inside {
+                    w.refuse(
+                        raw,
+                        RefusalReason::SymlinkEscape,
+                        "the link's target lies outside the archive; not followed",
+                    );
+                }
+            }
+            AsarEntryKind::File {
+                size,
+                offset,
+                unpacked,
+                executable,
+                integrity,
+            } => {
+                let mut e = Entry::new(
+                    path.clone(),
+                    EntryKind::File,
+                    Content::Absent(HashStatus::Unavailable),
+                );
+                e.declared_size = size;
+                e.executable = executable;
+                if unpacked {
+                    unpacked_file(w, c, e);
+                    continue;
+                }
+                let range = offset
+                    .and_then(|o| data_offset.checked_add(o))
+                    .and_then(|start| Some((start, start.checked_add(size)?)))
+                    .filter(|&(_, end)| end <= b.len() as u64);
+                let Some((start, end)) = range else {
+                    w.refuse(
+                        raw,
+                        RefusalReason::OutOfBounds,
+                        "the file's offset and size lie outside the archive",
+                    );
+                    continue;
+                };
+                let bytes = &b[start as usize..end as usize];
+                let verdict = integrity
+                    .as_ref()
+                    .filter(|_| size <= w.limits.max_entry_bytes)
+                    .map(|i| check_integrity(i, bytes));
+                if let Some(Err(reason)) = &verdict {
+                    e.limitations.push(format!("integrity: {reason}"));
+                }
+                let mismatched = matches!(verdict, Some(Err(_)));
+                let (id, more) = w.add_in_memory(c, e, bytes, mismatched);
+                if let Some(id) = id
+                    && let Some(Err(reason)) = verdict
+                {
+                    w.findings.observe(Observation {
+                        kind: ObservationKind::IntegrityMismatch,
+                        occurrence_id: Some(id),
+                        message: format!("{path}: {reason}"),
+                    });
+                }
+                if !more {
+                    break;
+                }
+            }
+        }
+    }
+    if header.truncated {
+        w.stop("max_entries", c);
+    }
+    Ok(())
+}
+
+/// Compares the header's SHA256 records with the bytes.
+fn check_integrity(i: &Integrity, bytes: &[u8]) -> Result<(), String> {
+    if !i.algorithm.eq_ignore_ascii_case("sha256") {
+        return Err(format!(
+            "algorithm {:?} is not checked",
+            i.algorithm.chars().take(32).collect::<String>()
+        ));
+    }
+    if !sha256_hex(bytes).eq_ignore_ascii_case(&i.hash) {
+        return Err("the file's sha256 differs from its integrity hash".into());
+    }
+    if i.block_size > 0 && !i.blocks.is_empty() {
+        let size = usize::try_from(i.block_size).unwrap_or(usize::MAX);
+        let chunks = bytes.chunks(size);
+        if chunks.len() != i.blocks.len() {
+            return Err(format!(
+                "{} integrity blocks for {} chunks",
+                i.blocks.len(),
+                chunks.len()
+            ));
+        }
+        for (n, (chunk, want)) in chunks.zip(&i.blocks).enumerate() {
+            if !sha256_hex(chunk).eq_ignore_ascii_case(want) {
+                return Err(format!("block {n} differs from its integrity hash"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// An unpacked file: listed (not hashed) and reported when it is not
+/// present next to a root asar read from disk.
+fn unpacked_file(w: &mut Walk, c: &Container, mut e: Entry<'_>) {
+    e.limitations
+        .push("stored outside the archive in <archive>.asar.unpacked/; not hashed".into());
+    let path = e.logical_path.clone();
+    let present = match (&w.asar_unpacked, c.depth) {
+        (Some(dir), 0) => Some(std::fs::symlink_metadata(dir.join(&path)).is_ok()),
+        _ => None,
+    };
+    let Some(id) = w.add(c, e) else { return };
+    match present {
+        Some(true) => w.findings.observe(Observation {
+            kind: ObservationKind::UnpackedEntry,
+            occurrence_id: Some(id),
+            message: format!("{path} is present in the .asar.unpacked directory"),
+        }),
+        Some(false) => w.findings.observe(Observation {
+            kind: ObservationKind::UnpackedMissing,
+            occurrence_id: Some(id),
+            message: format!(
+                "{path} is marked unpacked but is not in the .asar.unpacked directory"
+            ),
+        }),
+        None => w.unexplored(
+            Some(id),
+            path,
+            UnexploredReason::UnsupportedFormat,
+            "an unpacked file of an asar that is not read from disk",
+        ),
+    }
+}
