@@ -25,9 +25,18 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
+mod diff;
+mod dossier;
+mod functions;
+mod normalize;
+mod verify;
+
 use super::{HandlerResult, ToolError, ToolName};
 use crate::session::evidence::is_evidence_id;
 use crate::session::{Confidence, Evidence, EvidenceDraft, Session, native_identity};
+
+pub(crate) use functions::compare_functions;
+pub(crate) use verify::verify_reconstruction;
 
 /// The operations whose Evidence is a comparison readable by
 /// [`read_comparison`].
@@ -316,11 +325,12 @@ pub fn comparison_result(dimensions: Map<String, Value>, extra: Map<String, Valu
     Value::Object(result)
 }
 
-/// Records comparison Evidence: `operation` is the tool name, confidence
-/// derived (computed from other records), `parameters` the input Evidence
-/// ids (ids are identity; local paths never are). A comparison spans two
-/// subjects, so it has none of its own.
-pub fn record_comparison(
+/// Records Evidence computed from other records (a comparison, a
+/// verification): `operation` is the tool name, confidence derived,
+/// `parameters` name the input Evidence ids (ids are identity; local paths
+/// never are). Such a record spans several subjects, so it has none of its
+/// own.
+pub fn record_derived(
     session: &mut Session,
     tool: ToolName,
     parameters: Value,
