@@ -11,7 +11,7 @@
 use serde_json::{Map, Value, json};
 
 use super::diff::{Hunk, align};
-use super::dossier::{Block, Dossier, DossierError};
+use super::dossier::{Block, Dossier};
 use super::normalize::normalized;
 use super::{
     ComparisonStatus, Completeness, MultisetDelta, capped, comparison_result, dimension,
@@ -20,22 +20,12 @@ use super::{
 use crate::providers::format_address;
 use crate::session::Session;
 use crate::tools::inputs::CompareFunctionsInput;
-use crate::tools::{HandlerResult, ToolError, ToolName};
+use crate::tools::{HandlerResult, ToolName};
 
 /// Most instructions shown per side of one hunk.
 const HUNK_LINES: usize = 8;
 /// Longest string value echoed in a result.
 const STRING_ECHO: usize = 256;
-
-impl From<DossierError> for ToolError {
-    fn from(e: DossierError) -> Self {
-        ToolError::new(
-            "invalid_evidence",
-            e.to_string(),
-            "Re-run analyze_function on the procedure and compare the new Evidence.",
-        )
-    }
-}
 
 pub(crate) fn compare_functions(
     input: CompareFunctionsInput,

@@ -31,10 +31,11 @@ mod functions;
 mod normalize;
 mod verify;
 
-use super::{HandlerResult, ToolError, ToolName};
+use super::{HandlerResult, ToolName};
 use crate::session::evidence::is_evidence_id;
 use crate::session::{Confidence, Evidence, EvidenceDraft, Session, native_identity};
 
+pub use dossier::DossierError;
 pub(crate) use functions::compare_functions;
 pub(crate) use verify::verify_reconstruction;
 
@@ -366,27 +367,6 @@ pub enum FetchError {
         found: String,
         expected: String,
     },
-}
-
-impl From<FetchError> for ToolError {
-    fn from(e: FetchError) -> Self {
-        let message = e.to_string();
-        match e {
-            FetchError::Malformed { .. } => ToolError::invalid_arguments(message),
-            FetchError::NotRetained { .. } => ToolError::new(
-                "evidence_not_found",
-                message,
-                "Pass the evidence_id of a record this session still holds (list_evidence lists \
-                 them where available; close_binary clears the ledger), or re-run the tool that \
-                 produced it.",
-            ),
-            FetchError::WrongKind { expected, .. } => ToolError::new(
-                "wrong_evidence_kind",
-                message,
-                format!("Pass the evidence_id of a retained {expected} result."),
-            ),
-        }
-    }
 }
 
 /// The retained record `id`, named `field` in messages.

@@ -34,7 +34,8 @@ static PC_RELATIVE: LazyLock<Option<Regex>> =
 /// What the numbers at one instruction may stand for.
 #[derive(Default)]
 struct Site {
-    callee: Option<String>,
+    /// Name of the procedure called here, when it has one.
+    callee_name: Option<String>,
     call_targets: Vec<u64>,
     /// `(target, is a string)` of the data references made here.
     data: Vec<(u64, bool)>,
@@ -53,7 +54,7 @@ pub fn normalized(dossier: &Dossier) -> Vec<String> {
     let mut pages: BTreeSet<u64> = BTreeSet::new();
     for callee in &dossier.callees {
         let site = sites.entry(callee.at).or_default();
-        site.callee = Some(callee.name.clone().unwrap_or_default());
+        site.callee_name.clone_from(&callee.name);
         site.call_targets.push(callee.target);
         site.call_targets.extend(callee.through_stub);
         known.insert(callee.target);
@@ -143,9 +144,9 @@ impl Context {
         branch_target: bool,
     ) -> Option<String> {
         if site.call_targets.contains(&value) {
-            return Some(match site.callee.as_deref() {
-                Some(name) if !name.is_empty() => format!("<call:{name}>"),
-                _ => "<call>".to_owned(),
+            return Some(match &site.callee_name {
+                Some(name) => format!("<call:{name}>"),
+                None => "<call>".to_owned(),
             });
         }
         if let Some(&(_, string)) = site

@@ -14,7 +14,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
-use super::{ComparisonStatus, FetchError, fetch, read_comparison, record_derived};
+use super::{ComparisonStatus, fetch, read_comparison, record_derived};
 use crate::session::Session;
 use crate::session::evidence::is_evidence_id;
 use crate::tools::inputs::{ClaimSpec, ExpectedOutcome, VerifyReconstructionInput};
@@ -142,7 +142,8 @@ fn judge(
     let dimension = claim.dimension.trim();
     let evidence = match fetch(session, "comparison_evidence_id", id) {
         Ok(evidence) => evidence,
-        Err(e @ (FetchError::NotRetained { .. } | FetchError::Malformed { .. })) => {
+        // validate() has checked the id's shape, so this is "not retained".
+        Err(e) => {
             return (
                 Verdict::Unknown,
                 None,
@@ -150,7 +151,6 @@ fn judge(
                 format!("{e}; re-run the comparison"),
             );
         }
-        Err(e) => return (Verdict::Unknown, None, None, e.to_string()),
     };
     let operation = Some(evidence.body.operation.clone());
     let view = match read_comparison(&evidence) {
