@@ -133,7 +133,9 @@ async fn tools_list_is_fixed_and_unchanged_by_prompt_listing() {
             "procedure_callers",
             "procedure_callees",
             "trace_feature",
-            "build_call_path"
+            "build_call_path",
+            "compare_functions",
+            "verify_reconstruction"
         ]
     );
 }

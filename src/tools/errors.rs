@@ -6,6 +6,7 @@ use serde::Serialize;
 use crate::providers::ProviderError;
 use crate::providers::native::FunctionError;
 use crate::session::{LedgerError, SelectionError, SessionError};
+use crate::tools::compare::{DossierError, FetchError};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ToolError {
@@ -126,5 +127,36 @@ impl From<ProviderError> for ToolError {
     fn from(e: ProviderError) -> Self {
         let message = e.to_string();
         provider_error(e, message)
+    }
+}
+
+impl From<FetchError> for ToolError {
+    fn from(e: FetchError) -> Self {
+        let message = e.to_string();
+        match e {
+            FetchError::Malformed { .. } => ToolError::invalid_arguments(message),
+            FetchError::NotRetained { .. } => ToolError::new(
+                "evidence_not_found",
+                message,
+                "Pass the evidence_id of a record this session still holds (list_evidence lists \
+                 them where available; close_binary clears the ledger), or re-run the tool that \
+                 produced it.",
+            ),
+            FetchError::WrongKind { expected, .. } => ToolError::new(
+                "wrong_evidence_kind",
+                message,
+                format!("Pass the evidence_id of a retained {expected} result."),
+            ),
+        }
+    }
+}
+
+impl From<DossierError> for ToolError {
+    fn from(e: DossierError) -> Self {
+        ToolError::new(
+            "invalid_evidence",
+            e.to_string(),
+            "Re-run analyze_function on the procedure and compare the new Evidence.",
+        )
     }
 }

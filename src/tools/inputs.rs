@@ -222,3 +222,60 @@ pub struct BuildCallPathInput {
     #[serde(default)]
     pub document: Option<String>,
 }
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CompareFunctionsInput {
+    /// Evidence ID (`ev_…`) of a retained analyze_function result: the left (older, original) side.
+    pub left_evidence_id: String,
+    /// Evidence ID (`ev_…`) of a retained analyze_function result: the right (newer, reconstructed) side.
+    pub right_evidence_id: String,
+}
+
+/// The outcome a claim expects on its dimension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ExpectedOutcome {
+    /// Both sides seen completely and equal.
+    Unchanged,
+    /// Any observed difference (changed, added or removed).
+    Changed,
+    /// Only additions on the right side.
+    Added,
+    /// Only removals from the left side.
+    Removed,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClaimSpec {
+    /// Unique within the specification; 1-128 characters.
+    pub claim_id: String,
+    /// What the claim asserts, for people; 1-512 characters.
+    pub title: String,
+    /// Evidence ID (`ev_…`) of a retained comparison (compare_functions or another comparison tool).
+    pub comparison_evidence_id: String,
+    /// The comparison dimension the claim is about, e.g. `instructions`, `callees`; 1-64 characters.
+    pub dimension: String,
+    /// The outcome expected on that dimension.
+    pub expected: ExpectedOutcome,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReconstructionSpec {
+    /// Must be 1.
+    pub schema_version: u32,
+    /// Name of the specification; 1-256 characters.
+    pub name: String,
+    /// 1-100 claims with unique claim ids.
+    #[schemars(length(min = 1, max = 100))]
+    pub claims: Vec<ClaimSpec>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VerifyReconstructionInput {
+    /// A finite reconstruction specification.
+    pub specification: ReconstructionSpec,
+}

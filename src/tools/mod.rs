@@ -70,6 +70,8 @@ pub fn input_schema(tool: ToolName) -> Arc<JsonObject> {
         }
         ToolName::TraceFeature => schema_for_type::<inputs::TraceFeatureInput>(),
         ToolName::BuildCallPath => schema_for_type::<inputs::BuildCallPathInput>(),
+        ToolName::CompareFunctions => schema_for_type::<inputs::CompareFunctionsInput>(),
+        ToolName::VerifyReconstruction => schema_for_type::<inputs::VerifyReconstructionInput>(),
     }
 }
 
@@ -170,6 +172,12 @@ pub fn call(
         }
         ToolName::BuildCallPath => {
             inputs::parse(arguments).and_then(|i| trace::build_call_path(i, session, progress))
+        }
+        ToolName::CompareFunctions => {
+            inputs::parse(arguments).and_then(|i| compare::compare_functions(i, session))
+        }
+        ToolName::VerifyReconstruction => {
+            inputs::parse(arguments).and_then(|i| compare::verify_reconstruction(i, session))
         }
     };
     match outcome {

@@ -25,9 +25,19 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::{HandlerResult, ToolError, ToolName};
+mod diff;
+mod dossier;
+mod functions;
+mod normalize;
+mod verify;
+
+use super::{HandlerResult, ToolName};
 use crate::session::evidence::is_evidence_id;
 use crate::session::{Confidence, Evidence, EvidenceDraft, Session, native_identity};
+
+pub use dossier::DossierError;
+pub(crate) use functions::compare_functions;
+pub(crate) use verify::verify_reconstruction;
 
 /// The operations whose Evidence is a comparison readable by
 /// [`read_comparison`].
@@ -316,11 +326,12 @@ pub fn comparison_result(dimensions: Map<String, Value>, extra: Map<String, Valu
     Value::Object(result)
 }
 
-/// Records comparison Evidence: `operation` is the tool name, confidence
-/// derived (computed from other records), `parameters` the input Evidence
-/// ids (ids are identity; local paths never are). A comparison spans two
-/// subjects, so it has none of its own.
-pub fn record_comparison(
+/// Records Evidence computed from other records (a comparison, a
+/// verification): `operation` is the tool name, confidence derived,
+/// `parameters` name the input Evidence ids (ids are identity; local paths
+/// never are). Such a record spans several subjects, so it has none of its
+/// own.
+pub fn record_derived(
     session: &mut Session,
     tool: ToolName,
     parameters: Value,
@@ -356,27 +367,6 @@ pub enum FetchError {
         found: String,
         expected: String,
     },
-}
-
-impl From<FetchError> for ToolError {
-    fn from(e: FetchError) -> Self {
-        let message = e.to_string();
-        match e {
-            FetchError::Malformed { .. } => ToolError::invalid_arguments(message),
-            FetchError::NotRetained { .. } => ToolError::new(
-                "evidence_not_found",
-                message,
-                "Pass the evidence_id of a record this session still holds (list_evidence lists \
-                 them where available; close_binary clears the ledger), or re-run the tool that \
-                 produced it.",
-            ),
-            FetchError::WrongKind { expected, .. } => ToolError::new(
-                "wrong_evidence_kind",
-                message,
-                format!("Pass the evidence_id of a retained {expected} result."),
-            ),
-        }
-    }
 }
 
 /// The retained record `id`, named `field` in messages.

@@ -6,6 +6,7 @@ use serde_json::json;
 
 use super::*;
 use crate::session::ProviderIdentity;
+use crate::tools::ToolError;
 
 use ComparisonStatus::{Added, Changed, Removed, Truncated, Unchanged, Unknown};
 
@@ -194,4 +195,31 @@ fn fetching_distinguishes_malformed_missing_and_wrong_kind() {
     let long = "x".repeat(10_000);
     let err = fetch(&session, "x", &long).unwrap_err().to_string();
     assert!(err.len() < 300, "{err}");
+}
+
+#[test]
+fn a_dossier_that_does_not_validate_is_refused_not_half_read() {
+    use super::dossier::Dossier;
+    let complete = json!({
+        "instructions": [{"address": "0x10", "bytes": "c3", "mnemonic": "ret", "operands": ""}],
+        "blocks": [{"start": "0x10", "end": "0x11", "instruction_count": 1, "successors": []}],
+        "callees": [], "references": [], "unresolved": [], "truncated": false,
+        "document": "a", "procedure": {"address": "0x10"},
+    });
+    let read = Dossier::read(
+        "left_evidence_id",
+        &evidence("analyze_function", complete.clone()),
+    );
+    assert_eq!(read.unwrap().instructions[0].address, 0x10);
+    let mut bad_address = complete.clone();
+    bad_address["blocks"][0]["start"] = json!("sixteen");
+    let mut missing = complete;
+    missing.as_object_mut().unwrap().remove("truncated");
+    for bad in [bad_address, missing, json!({"instructions": "ret"})] {
+        let err =
+            Dossier::read("left_evidence_id", &evidence("analyze_function", bad)).unwrap_err();
+        let err = ToolError::from(err);
+        assert_eq!(err.code, "invalid_evidence");
+        assert!(err.message.contains("left_evidence_id"), "{}", err.message);
+    }
 }
