@@ -347,3 +347,75 @@ fn python_modern_subscriber_receives_a_watched_reload_and_others_do_not() {
     assert_eq!(title(&out["before"]), "Trace a crash");
     assert_eq!(title(&out["after"]), "Trace a crash (edited)");
 }
+
+/// Completion of the record families (artifact manifests and occurrences,
+/// residual unknowns) through a client that is not ours, answered from
+/// records the same session created.
+fn records_plan(wheel: &Path) -> Value {
+    json!([
+        {"op": "complete", "prompt": "compare_application_versions", "argument": "left_manifest_id", "value": ""},
+        {"op": "call", "tool": "open_binary", "arguments": {"path": wheel}},
+        {"op": "call", "tool": "inspect_artifact", "arguments": {"occurrence_limit": 500}},
+        {"op": "complete", "prompt": "compare_application_versions", "argument": "left_manifest_id", "value": "AGM_"},
+        {"op": "complete", "prompt": "compare_application_versions", "argument": "focus_occurrence_id", "value": "occ_"},
+    ])
+}
+
+fn assert_records(client: &str, results: &[Value]) {
+    assert_eq!(
+        completion(&results[0])["total"],
+        0,
+        "{client}: nothing retained yet"
+    );
+    assert_eq!(results[1]["isError"], false, "{client}: {}", results[1]);
+    assert_eq!(results[2]["isError"], false, "{client}: {}", results[2]);
+    let inventory = &results[2]["structuredContent"]["result"];
+    let manifest = &inventory["manifest"]["manifest_id"];
+    assert_eq!(
+        completion(&results[3])["values"],
+        json!([manifest]),
+        "{client}: the manifest completes, case-insensitively"
+    );
+    let mut ids: Vec<&str> = inventory["occurrences"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["occurrence_id"].as_str().unwrap())
+        .collect();
+    ids.sort_unstable();
+    assert!(ids.len() > 10, "{client}: a wheel has many members");
+    let offered = completion(&results[4]);
+    assert_eq!(offered["total"], json!(ids.len()), "{client}");
+    assert_eq!(offered["values"], json!(ids), "{client}: code-point order");
+}
+
+#[test]
+fn python_sdk_completes_record_families() {
+    let (Some(python), Some(wheel)) = (
+        python(),
+        common::fixture("markupsafe-3.0.2-manylinux-x86_64.whl"),
+    ) else {
+        return;
+    };
+    let mut cmd = Command::new(python);
+    cmd.arg(script("python_client.py"))
+        .args(["modern", REA, "mcp"]);
+    let out = run(cmd, &records_plan(&wheel));
+    assert_records("python modern", out["results"].as_array().unwrap());
+}
+
+#[test]
+fn npm_sdk_completes_record_families() {
+    let (Some(modules), Some(wheel)) = (
+        node_modules(),
+        common::fixture("markupsafe-3.0.2-manylinux-x86_64.whl"),
+    ) else {
+        return;
+    };
+    let mut cmd = Command::new("node");
+    cmd.env("NODE_PATH", &modules)
+        .arg(script("npm_client.mjs"))
+        .args([REA, "mcp"]);
+    let out = run(cmd, &records_plan(&wheel));
+    assert_records("npm", out["results"].as_array().unwrap());
+}

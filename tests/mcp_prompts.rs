@@ -135,7 +135,9 @@ async fn tools_list_is_fixed_and_unchanged_by_prompt_listing() {
             "trace_feature",
             "build_call_path",
             "compare_functions",
-            "verify_reconstruction"
+            "verify_reconstruction",
+            "inspect_artifact",
+            "compare_artifacts"
         ]
     );
 }

@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use crate::catalog::generated::prompts::PromptName;
 use crate::catalog::spec::{CompletionFamily, MAX_VALUE_SCALARS};
 use crate::matching::{CompletionPage, complete};
+use crate::session::artifact_records::{InspectionPage, inventory_page};
 use crate::session::{ActiveTarget, DEEP_PROVIDERS, Evidence, Session};
 
 /// What a completion request resolves to.
@@ -74,7 +75,10 @@ fn family_page(
     context: Option<&HashMap<String, String>>,
     session: &Mutex<Session>,
 ) -> CompletionPage {
-    let uses_ledger = family == CompletionFamily::Evidence;
+    let uses_ledger = matches!(
+        family,
+        CompletionFamily::Evidence | CompletionFamily::Manifest | CompletionFamily::Occurrence
+    );
     let view = view(session, uses_ledger);
     match family {
         CompletionFamily::Document => match &view.target {
@@ -89,18 +93,35 @@ fn family_page(
         CompletionFamily::Evidence => {
             complete(view.evidence.iter().map(|e| e.evidence_id.as_str()), value)
         }
+        CompletionFamily::Manifest => {
+            let pages = inventory_pages(&view);
+            complete(pages.iter().map(|p| p.manifest.manifest_id.as_str()), value)
+        }
+        CompletionFamily::Occurrence => {
+            let pages = inventory_pages(&view);
+            complete(
+                pages
+                    .iter()
+                    .flat_map(|p| p.occurrences.items.iter())
+                    .map(|o| o.occurrence_id.as_str()),
+                value,
+            )
+        }
         // These families are projections of records no tool in this build
         // produces yet: process captures (Evidence of `capture_process_scenario`
-        // whose result validates as a capture), artifact manifests and
-        // occurrences (Evidence of `inventory_artifact` whose result validates
-        // as an inventory page), and residual-unknown heads (the unknowns
-        // registry). They are empty until those tools exist, which is the
-        // truth of this session, not a placeholder answer.
-        CompletionFamily::Capture
-        | CompletionFamily::Manifest
-        | CompletionFamily::Occurrence
-        | CompletionFamily::Unknown => CompletionPage::default(),
+        // whose result validates as a capture) and residual-unknown heads (the
+        // unknowns registry). They are empty until those tools exist, which is
+        // the truth of this session, not a placeholder answer.
+        CompletionFamily::Capture | CompletionFamily::Unknown => CompletionPage::default(),
     }
+}
+
+/// The retained `inspect_artifact` pages whose results validate.
+fn inventory_pages(view: &View) -> Vec<InspectionPage> {
+    view.evidence
+        .iter()
+        .filter_map(|e| inventory_page(e))
+        .collect()
 }
 
 /// Every address of the document's complete inventory, plus each name that

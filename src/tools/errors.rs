@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use crate::artifacts::ArtifactError;
 use crate::providers::ProviderError;
 use crate::providers::native::FunctionError;
 use crate::session::{LedgerError, SelectionError, SessionError};
@@ -44,8 +45,15 @@ impl From<SessionError> for ToolError {
             SessionError::TargetRequired => ToolError::new(
                 "target_required",
                 "no target is open",
-                "Open an executable or .app bundle with open_binary first.",
+                "Open an executable, .app bundle or archive with open_binary first.",
             ),
+            SessionError::NoCodeDocuments { .. } => ToolError::new(
+                "no_code_documents",
+                message,
+                "inspect_artifact lists what the archive holds; the code tools need an executable, \
+                 so open one of its binaries as a file in its own right.",
+            ),
+            SessionError::Artifact(a) => a.into(),
             SessionError::Admission(a) => ToolError::new(a.code(), message, a.remediation()),
             SessionError::Provider(p) => provider_error(p, message),
             SessionError::Function(FunctionError::Provider(p)) => provider_error(p, message),
@@ -100,6 +108,12 @@ impl From<SessionError> for ToolError {
     }
 }
 
+impl From<ArtifactError> for ToolError {
+    fn from(e: ArtifactError) -> Self {
+        ToolError::new(e.code(), e.to_string(), e.remediation())
+    }
+}
+
 fn provider_error(e: ProviderError, message: String) -> ToolError {
     match e {
         ProviderError::Io { .. } => {
@@ -108,7 +122,8 @@ fn provider_error(e: ProviderError, message: String) -> ToolError {
         ProviderError::UnsupportedFormat { .. } => ToolError::new(
             "unsupported_format",
             message,
-            "Open an ELF, Mach-O (thin or universal) or PE/COFF file, or a macOS .app bundle.",
+            "Open an ELF, Mach-O (thin or universal) or PE/COFF file, a macOS .app bundle, or an \
+             archive (zip, jar, apk, ipa, wheel, ar, asar) for inspect_artifact.",
         ),
         ProviderError::Malformed { .. } => ToolError::new(
             "malformed_binary",

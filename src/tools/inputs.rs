@@ -279,3 +279,51 @@ pub struct VerifyReconstructionInput {
     /// A finite reconstruction specification.
     pub specification: ReconstructionSpec,
 }
+
+/// Input of `inspect_artifact`: traversal limits and one page of each list.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InspectArtifactInput {
+    /// Traversal limits; each field defaults to (and may not exceed) its maximum.
+    #[serde(default)]
+    pub limits: Option<crate::artifacts::Limits>,
+    /// First occurrence of the page (default 0).
+    #[serde(default)]
+    pub occurrence_offset: Option<u64>,
+    /// Occurrences per page, 1-500 (default 100).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 500))]
+    pub occurrence_limit: Option<u32>,
+    /// First node (distinct content) of the page (default 0).
+    #[serde(default)]
+    pub node_offset: Option<u64>,
+    /// Nodes per page, 1-500 (default 100).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 500))]
+    pub node_limit: Option<u32>,
+    /// First edge of the page (default 0).
+    #[serde(default)]
+    pub edge_offset: Option<u64>,
+    /// Edges per page, 1-500 (default 100).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 500))]
+    pub edge_limit: Option<u32>,
+}
+
+/// Input of `compare_artifacts`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CompareArtifactsInput {
+    /// The earlier side: a manifest id (`agm_…`) or the evidence_id of one of
+    /// its `inspect_artifact` pages.
+    pub left: String,
+    /// The later side, the same way.
+    pub right: String,
+    /// First change of the page (default 0).
+    #[serde(default)]
+    pub offset: Option<u64>,
+    /// Changes per page, 1-500 (default 100).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 500))]
+    pub limit: Option<u32>,
+}

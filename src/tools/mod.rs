@@ -7,6 +7,7 @@
 //! the Evidence record inline (`null` for pure session-control tools); every
 //! failure is `{error: {code, message, remediation}}` and carries no Evidence.
 
+mod artifacts;
 mod code;
 pub mod compare;
 mod errors;
@@ -72,6 +73,8 @@ pub fn input_schema(tool: ToolName) -> Arc<JsonObject> {
         ToolName::BuildCallPath => schema_for_type::<inputs::BuildCallPathInput>(),
         ToolName::CompareFunctions => schema_for_type::<inputs::CompareFunctionsInput>(),
         ToolName::VerifyReconstruction => schema_for_type::<inputs::VerifyReconstructionInput>(),
+        ToolName::InspectArtifact => schema_for_type::<inputs::InspectArtifactInput>(),
+        ToolName::CompareArtifacts => schema_for_type::<inputs::CompareArtifactsInput>(),
     }
 }
 
@@ -104,13 +107,22 @@ impl ToolOutput {
 /// Whether a tool can run now, and why not.
 pub fn availability(tool: ToolName, session: &Session) -> Result<(), &'static str> {
     let needs_target = spec(tool).is_some_and(|s| s.requires_target);
-    if needs_target && session.target().is_none() {
+    if needs_target && session.artifact().is_none() {
         return Err("target_required");
+    }
+    if needs_target && !artifact_tool(tool) && session.target().is_none() {
+        return Err("no_code_documents");
     }
     if spec(tool).is_some_and(|s| s.effects.contains(&Effect::LaunchesProcess)) {
         return Err("policy_disabled");
     }
     Ok(())
+}
+
+/// Tools that read the opened artifact as a whole, so an archive (which has
+/// no code documents) serves them.
+fn artifact_tool(tool: ToolName) -> bool {
+    matches!(tool, ToolName::CloseBinary | ToolName::InspectArtifact)
 }
 
 /// Runs one tool against the session. `progress` receives `(done, total)`
@@ -178,6 +190,12 @@ pub fn call(
         }
         ToolName::VerifyReconstruction => {
             inputs::parse(arguments).and_then(|i| compare::verify_reconstruction(i, session))
+        }
+        ToolName::InspectArtifact => {
+            inputs::parse(arguments).and_then(|i| artifacts::inspect_artifact(i, session))
+        }
+        ToolName::CompareArtifacts => {
+            inputs::parse(arguments).and_then(|i| compare::artifacts::compare_artifacts(i, session))
         }
     };
     match outcome {

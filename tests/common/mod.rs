@@ -381,3 +381,13 @@ pub fn rea_procedures(path: &Path) -> Vec<(u64, Option<String>)> {
         })
         .collect()
 }
+
+/// Lowercase hex sha256 of a file's bytes.
+pub fn sha256_file(path: &Path) -> String {
+    use sha2::{Digest, Sha256};
+    let bytes = std::fs::read(path).expect("read file to hash");
+    Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}

@@ -471,5 +471,7 @@ pub fn read_comparison(evidence: &Evidence) -> Result<ComparisonView, Comparison
     })
 }
 
+pub(crate) mod artifacts;
+
 #[cfg(test)]
 mod tests;
