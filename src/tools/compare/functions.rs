@@ -111,7 +111,14 @@ fn compare(
     let mut extra = Map::new();
     extra.insert("left".into(), left_side);
     extra.insert("right".into(), right_side);
-    (comparison_result(dimensions, extra), limitations)
+    // A function is one thing in two versions: its overall status is
+    // unchanged | changed | truncated | unknown, while a dimension (callees,
+    // strings) may still say added or removed.
+    let mut result = comparison_result(dimensions, extra);
+    if let Some(status) = result["status"].as_str().and_then(ComparisonStatus::parse) {
+        result["status"] = json!(status.undirected());
+    }
+    (result, limitations)
 }
 
 /// The instruction dimension and whether its alignment was exact.

@@ -112,6 +112,15 @@ impl ComparisonStatus {
         )
     }
 
+    /// For a comparison whose whole has no direction (two versions of one
+    /// function), `added` and `removed` are both simply `changed`.
+    pub fn undirected(self) -> ComparisonStatus {
+        match self {
+            ComparisonStatus::Added | ComparisonStatus::Removed => ComparisonStatus::Changed,
+            other => other,
+        }
+    }
+
     /// The status of a whole made of parts: observed differences win
     /// (all additions → `added`, all removals → `removed`, anything else
     /// → `changed`); without one, `unknown` if any part is unknown, then

@@ -40,6 +40,9 @@ fn combine_lets_observed_differences_win_and_never_reports_an_incomplete_whole_u
     assert_eq!(ComparisonStatus::combine([Unchanged, Removed]), Removed);
     assert_eq!(ComparisonStatus::combine([Added, Removed]), Changed);
     assert_eq!(ComparisonStatus::combine([Added, Added, Unchanged]), Added);
+    assert_eq!(Added.undirected(), Changed);
+    assert_eq!(Removed.undirected(), Changed);
+    assert_eq!(Truncated.undirected(), Truncated);
 }
 
 #[test]

@@ -182,3 +182,21 @@ fn block_shape_changes_are_seen() {
         json!(1)
     );
 }
+
+#[test]
+fn an_added_callee_alone_is_a_change_of_the_whole_function() {
+    let left = make(0x1000, "eax, 0x1", Some("puts"), "hi");
+    let mut right = make(0x1000, "eax, 0x1", Some("puts"), "hi");
+    // A second call site the listing does not show as an instruction.
+    right.callees.push(Callee {
+        at: 0x2000,
+        target: 0x3000,
+        name: Some("abort".into()),
+        through_stub: None,
+    });
+    let (result, _) = run(&left, &right);
+    let s = statuses(&result);
+    assert_eq!(s["callees"], json!("added"));
+    assert_eq!(s["instructions"], json!("unchanged"));
+    assert_eq!(s["overall"], json!("changed"));
+}
