@@ -73,7 +73,7 @@ fn view(session: &Mutex<Session>, family: CompletionFamily) -> View {
                 .ledger()
                 .unknowns()
                 .heads()
-                .filter(|h| h.status != Status::Resolved)
+                .filter(|h| h.state.status != Status::Resolved)
                 .map(|h| h.unknown_id.clone())
                 .collect()
         } else {

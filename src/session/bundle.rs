@@ -149,7 +149,7 @@ pub fn parse_bundle(bytes: &[u8]) -> Result<(Vec<Evidence>, Vec<UnknownRevision>
         .into_iter()
         .enumerate()
         .map(|(index, v)| {
-            let revision: UnknownRevision = serde_json::from_value(v).map_err(|e| {
+            let revision = UnknownRevision::from_value(v).map_err(|e| {
                 BundleError::Invalid(format!("unknown revision {index} is malformed: {e}"))
             })?;
             revision.verify_self()?;
@@ -163,10 +163,17 @@ pub fn parse_bundle(bytes: &[u8]) -> Result<(Vec<Evidence>, Vec<UnknownRevision>
 /// Every Evidence ID a revision cites, mutation records included.
 fn cited(revision: &UnknownRevision) -> impl Iterator<Item = &String> {
     revision
+        .state
         .supporting_evidence_ids
         .iter()
-        .chain(&revision.contradicting_evidence_ids)
-        .chain(revision.resolution.iter().flat_map(|r| &r.evidence_ids))
+        .chain(&revision.state.contradicting_evidence_ids)
+        .chain(
+            revision
+                .state
+                .resolution
+                .iter()
+                .flat_map(|r| &r.evidence_ids),
+        )
         .chain(&revision.mutation_evidence_ids)
 }
 
@@ -231,7 +238,7 @@ impl Session {
         // references, relationships (targets, cycles) and verified resolutions.
         for id in &touched {
             if let Some(head) = next.unknowns().head(id) {
-                validate_state(&next, id, &head.state()).map_err(|e| {
+                validate_state(&next, id, &head.state.clone()).map_err(|e| {
                     UnknownError::Integrity(format!("the bundle's head of {id} is not valid: {e}"))
                 })?;
             }
@@ -371,7 +378,7 @@ mod tests {
                 .update_unknown(UpdateRequest {
                     unknown_id: head.unknown_id.clone(),
                     expected_revision: 2,
-                    state: head.state(),
+                    state: head.state.clone(),
                 })
                 .is_ok()
         );

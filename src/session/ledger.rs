@@ -62,11 +62,15 @@ fn json_size<T: serde::Serialize>(value: &T) -> usize {
 }
 
 impl Ledger {
-    /// Holds `evidence` unless an equal record is already held. The same ID
-    /// with different content is an integrity error.
+    /// Holds `evidence` unless an equal record is already held. Equality
+    /// ignores the local path (the same observation of a copy elsewhere is
+    /// the same record); the same ID with any other difference is an
+    /// integrity error.
     pub fn record(&mut self, evidence: Evidence) -> Result<Recorded, LedgerError> {
         if let Some(held) = self.records.get(&evidence.evidence_id) {
-            return if **held == evidence {
+            let mut masked = evidence.clone();
+            masked.body.local_path = held.body.local_path.clone();
+            return if **held == masked {
                 Ok(Recorded::Duplicate)
             } else {
                 Err(LedgerError::Integrity {
@@ -263,6 +267,16 @@ mod tests {
             }
         );
         assert_eq!(**ledger.get(&original.evidence_id).unwrap(), original);
+        // The same observation of a copy elsewhere is a duplicate.
+        let mut elsewhere = original.clone();
+        elsewhere.body.local_path = Some("/copy/of/it".into());
+        assert_eq!(ledger.record(elsewhere), Ok(Recorded::Duplicate));
+        let mut weaker = original.clone();
+        weaker.body.confidence = Confidence::Inferred;
+        assert!(matches!(
+            ledger.record(weaker),
+            Err(LedgerError::Integrity { .. })
+        ));
     }
 
     #[test]

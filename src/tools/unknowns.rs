@@ -43,8 +43,8 @@ pub(crate) fn list_unknowns(input: ListUnknownsInput, session: &mut Session) -> 
         .ledger()
         .unknowns()
         .heads()
-        .filter(|h| input.status.is_none_or(|s| h.status == s))
-        .filter(|h| input.severity.is_none_or(|s| h.severity == s))
+        .filter(|h| input.status.is_none_or(|s| h.state.status == s))
+        .filter(|h| input.severity.is_none_or(|s| h.state.severity == s))
         .filter(|h| input.domain.as_deref().is_none_or(|d| h.domain == d))
         .collect();
     let mut result = json!({"items": page.slice(&heads)});

@@ -109,7 +109,7 @@ pub struct Resolution {
 }
 
 /// The mutable part of an unknown: what `update_unknown` replaces whole.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UnknownState {
     pub status: Status,
     pub severity: Severity,
@@ -123,8 +123,9 @@ pub struct UnknownState {
 }
 
 /// One revision of an unknown, exactly as it is stored and exported.
+/// Parse untrusted revisions with [`UnknownRevision::from_value`]: the
+/// flattened state rules out serde's `deny_unknown_fields`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct UnknownRevision {
     pub registry_version: u32,
     pub unknown_id: String,
@@ -135,18 +136,33 @@ pub struct UnknownRevision {
     pub scope_digest: Option<String>,
     pub question: String,
     pub domain: String,
-    pub status: Status,
-    pub severity: Severity,
-    pub supporting_evidence_ids: Vec<String>,
-    pub contradicting_evidence_ids: Vec<String>,
-    pub required_authority: Option<Authority>,
-    pub required_confidence: Option<Confidence>,
-    pub recommended_probes: Vec<Probe>,
-    pub relationships: Vec<Relationship>,
-    pub resolution: Option<Resolution>,
+    #[serde(flatten)]
+    pub state: UnknownState,
     /// The Evidence of every mutation so far, sorted and unique.
     pub mutation_evidence_ids: Vec<String>,
 }
+
+/// The members a serialized revision has, no more.
+const REVISION_MEMBERS: [&str; 18] = [
+    "registry_version",
+    "unknown_id",
+    "revision",
+    "previous_revision_digest",
+    "revision_digest",
+    "scope_digest",
+    "question",
+    "domain",
+    "status",
+    "severity",
+    "supporting_evidence_ids",
+    "contradicting_evidence_ids",
+    "required_authority",
+    "required_confidence",
+    "recommended_probes",
+    "relationships",
+    "resolution",
+    "mutation_evidence_ids",
+];
 
 /// Collapses runs of whitespace to one space and trims.
 pub fn normalize_question(question: &str) -> String {
@@ -190,19 +206,26 @@ impl UnknownRevision {
             scope_digest,
             question,
             domain,
-            status: state.status,
-            severity: state.severity,
-            supporting_evidence_ids: state.supporting_evidence_ids,
-            contradicting_evidence_ids: state.contradicting_evidence_ids,
-            required_authority: state.required_authority,
-            required_confidence: state.required_confidence,
-            recommended_probes: state.recommended_probes,
-            relationships: state.relationships,
-            resolution: state.resolution,
+            state,
             mutation_evidence_ids,
         };
         sealed.revision_digest = sealed.digest();
         sealed
+    }
+
+    /// Parses a revision from untrusted JSON, refusing unknown members
+    /// (nested records refuse theirs through `deny_unknown_fields`).
+    pub fn from_value(value: Value) -> Result<UnknownRevision, String> {
+        let Value::Object(members) = &value else {
+            return Err("a revision must be a JSON object".into());
+        };
+        if let Some(extra) = members
+            .keys()
+            .find(|k| !REVISION_MEMBERS.contains(&k.as_str()))
+        {
+            return Err(format!("unknown member `{extra}`"));
+        }
+        serde_json::from_value(value).map_err(|e| e.to_string())
     }
 
     /// sha256 of the canonical revision without `revision_digest`.
@@ -214,26 +237,6 @@ impl UnknownRevision {
         // No floats anywhere in a revision: canonicalization cannot fail.
         let canonical = to_canonical(&value).unwrap_or_default();
         hex(&Sha256::digest(canonical.as_bytes()))
-    }
-
-    /// The mutable state, moved out.
-    pub(crate) fn state_owned(self) -> UnknownState {
-        UnknownState {
-            status: self.status,
-            severity: self.severity,
-            supporting_evidence_ids: self.supporting_evidence_ids,
-            contradicting_evidence_ids: self.contradicting_evidence_ids,
-            required_authority: self.required_authority,
-            required_confidence: self.required_confidence,
-            recommended_probes: self.recommended_probes,
-            relationships: self.relationships,
-            resolution: self.resolution,
-        }
-    }
-
-    /// The mutable state of this revision.
-    pub fn state(&self) -> UnknownState {
-        self.clone().state_owned()
     }
 
     /// Checks what a revision says about itself: format version, ID shape

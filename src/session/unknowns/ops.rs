@@ -200,10 +200,10 @@ impl Session {
             .head(id)
             .cloned()
             .ok_or_else(|| UnknownError::NotFound(id.to_string()))?;
-        let state = head.state();
+        let state = head.state.clone();
         let reasons = verified_resolution_failures(&self.ledger, &state);
         Ok(Verification {
-            valid: head.status == Status::Resolved && head.resolution.is_some(),
+            valid: head.state.status == Status::Resolved && head.state.resolution.is_some(),
             truth_verified: reasons.is_empty(),
             reasons,
             unknown: head,

@@ -103,7 +103,7 @@ fn record_creates_a_sealed_revision_with_its_mutation_evidence() {
         })
         .unwrap();
     assert_eq!(head.revision, 1);
-    assert_eq!(head.status, Status::Open, "record decides the status");
+    assert_eq!(head.state.status, Status::Open, "record decides the status");
     assert_eq!(
         head.mutation_evidence_ids,
         vec![evidence.evidence_id.clone()]
@@ -125,7 +125,7 @@ fn record_creates_a_sealed_revision_with_its_mutation_evidence() {
     assert!(matches!(unknown_err(again), UnknownError::AlreadyExists(_)));
     // Tampering with a field breaks the digest.
     let mut forged = (*head).clone();
-    forged.severity = Severity::Low;
+    forged.state.severity = Severity::Low;
     assert!(matches!(
         forged.verify_self(),
         Err(UnknownError::Integrity(_))

@@ -202,7 +202,11 @@ fn depends_on_cycle(ledger: &Ledger, id: &str, state: &UnknownState) -> Option<V
             ledger
                 .unknowns()
                 .head(node)
-                .map(|h| depends_on(&h.relationships).map(str::to_string).collect())
+                .map(|h| {
+                    depends_on(&h.state.relationships)
+                        .map(str::to_string)
+                        .collect()
+                })
                 .unwrap_or_default()
         }
     };
