@@ -435,3 +435,23 @@ async fn a_tampered_bundle_changes_nothing() {
     assert_eq!(page["result"]["total"], json!(0), "nothing was imported");
     client.cancel().await.expect("close");
 }
+
+#[test]
+fn an_unusable_write_root_stops_the_server_before_it_serves() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("not-a-directory");
+    std::fs::write(&file, b"x").unwrap();
+    for root in [dir.path().join("missing"), file] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_rea"))
+            .arg("mcp")
+            .arg("--write-root")
+            .arg(&root)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{root:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("write root"), "{stderr}");
+        assert!(out.stdout.is_empty(), "nothing is served on stdout");
+    }
+}

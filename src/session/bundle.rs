@@ -480,6 +480,30 @@ mod tests {
         ));
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        /// Any damage to a valid bundle is refused or still verifies; the
+        /// parser never panics.
+        #[test]
+        fn damaged_bundles_never_panic_and_never_yield_unverified_records(
+            position in 0usize..4096,
+            byte in proptest::prelude::any::<u8>(),
+        ) {
+            let (_dir, path, _, _) = exported();
+            let mut bytes = std::fs::read(&path).unwrap();
+            let at = position % bytes.len();
+            bytes[at] = byte;
+            if let Ok((records, unknowns)) = parse_bundle(&bytes) {
+                for record in &records {
+                    proptest::prop_assert!(record.verify().is_ok());
+                }
+                for revision in &unknowns {
+                    proptest::prop_assert!(revision.verify_self().is_ok());
+                }
+            }
+        }
+    }
+
     #[test]
     fn import_obeys_the_read_roots_and_export_the_write_policy() {
         let (_dir, path, session, _) = exported();
