@@ -263,6 +263,27 @@ async fn an_investigation_survives_export_and_import_into_a_new_server() {
         json!(true),
         "{verdict}"
     );
+    assert_eq!(
+        fails(
+            &first,
+            "verify_unknown_resolution",
+            json!({"unknown_id": "unk_x"})
+        )
+        .await
+        .0,
+        "invalid_arguments"
+    );
+    let absent = format!("unk_{}", "0".repeat(64));
+    assert_eq!(
+        fails(
+            &first,
+            "verify_unknown_resolution",
+            json!({"unknown_id": absent})
+        )
+        .await
+        .0,
+        "unknown_not_found"
+    );
     let verdict = ok(
         &first,
         "verify_unknown_resolution",

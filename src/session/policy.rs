@@ -172,7 +172,7 @@ pub fn write_atomically(target: &Path, bytes: &[u8], overwrite: bool) -> Result<
             if overwrite {
                 std::fs::rename(&temp, target)
             } else {
-                std::fs::hard_link(&temp, target).and_then(|()| std::fs::remove_file(&temp))
+                place_new(&temp, target)
             }
         });
     if let Err(e) = written {
@@ -190,6 +190,20 @@ pub fn write_atomically(target: &Path, bytes: &[u8], overwrite: bool) -> Result<
         let _ = d.sync_all();
     }
     Ok(())
+}
+
+/// Moves `temp` to `target` only if nothing is there: a hard link fails
+/// atomically when `target` exists. On a file system without hard links
+/// the check and the rename are two steps, the best it allows.
+fn place_new(temp: &Path, target: &Path) -> std::io::Result<()> {
+    match std::fs::hard_link(temp, target) {
+        Ok(()) => std::fs::remove_file(temp),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(e),
+        Err(_) if std::fs::symlink_metadata(target).is_ok() => {
+            Err(std::io::ErrorKind::AlreadyExists.into())
+        }
+        Err(_) => std::fs::rename(temp, target),
+    }
 }
 
 #[cfg(test)]

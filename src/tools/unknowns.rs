@@ -9,7 +9,18 @@ use super::inputs::{
 use super::paging::PageRequest;
 use super::{HandlerResult, ToolError, ToolName};
 use crate::session::Session;
-use crate::session::unknowns::{RecordRequest, Status, UnknownState, UpdateRequest};
+use crate::session::unknowns::{RecordRequest, Status, UnknownState, UpdateRequest, is_unknown_id};
+
+/// A malformed ID is the caller's mistake, not a missing unknown.
+fn check_id(id: &str) -> Result<(), ToolError> {
+    if is_unknown_id(id) {
+        Ok(())
+    } else {
+        Err(ToolError::invalid_arguments(format!(
+            "`{id}` is not an unknown ID (unk_ and 64 lowercase hex digits, as list_unknowns returns)"
+        )))
+    }
+}
 
 pub(crate) fn record_unknown(input: RecordUnknownInput, session: &mut Session) -> HandlerResult {
     if !input.approved {
@@ -58,6 +69,7 @@ pub(crate) fn update_unknown(input: UpdateUnknownInput, session: &mut Session) -
             ToolName::UpdateUnknown.as_str(),
         ));
     }
+    check_id(&input.unknown_id)?;
     let request = UpdateRequest {
         unknown_id: input.unknown_id,
         expected_revision: input.expected_revision,
@@ -81,6 +93,7 @@ pub(crate) fn verify_unknown_resolution(
     input: VerifyUnknownResolutionInput,
     session: &mut Session,
 ) -> HandlerResult {
+    check_id(&input.unknown_id)?;
     let verification = session
         .verify_unknown(&input.unknown_id)
         .map_err(crate::session::SessionError::from)?;
