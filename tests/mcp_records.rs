@@ -176,6 +176,9 @@ async fn an_investigation_survives_export_and_import_into_a_new_server() {
         open["question"],
         json!("Which  server does first_procedure contact?")
     );
+    let sha256 = opened["result"]["sha256"].clone();
+    assert_eq!(open["scope_digest"], sha256, "scoped to the active target");
+    assert_eq!(recorded["evidence"]["subject"]["sha256"], sha256);
     assert_eq!(
         recorded["evidence"]["provider"]["id"],
         json!("rea-unknown-registry")

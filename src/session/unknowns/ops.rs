@@ -66,8 +66,29 @@ fn mutation_result(draft: &UnknownRevision) -> Value {
 }
 
 impl Session {
-    fn mutation_draft(&self, operation: &str, parameters: Value, result: Value) -> EvidenceDraft {
-        let target = self.target();
+    /// The mutation's Evidence draft. Its subject is the unknown's scope:
+    /// the active target when that is the artifact the unknown is about,
+    /// otherwise none (with a limitation saying why).
+    fn mutation_draft(
+        &self,
+        scope: Option<&str>,
+        operation: &str,
+        parameters: Value,
+        result: Value,
+    ) -> EvidenceDraft {
+        let target = self.target().filter(|t| scope == Some(t.image.sha256()));
+        let limitations = match (scope, target) {
+            (None, _) => vec![
+                "no target was open when the unknown was recorded: it is not scoped to an \
+                 artifact identity"
+                    .to_string(),
+            ],
+            (Some(sha256), None) => vec![format!(
+                "the unknown is about the artifact with sha256 {sha256}, which is not the \
+                 active target"
+            )],
+            (Some(_), Some(_)) => Vec::new(),
+        };
         EvidenceDraft {
             operation: operation.to_string(),
             subject: target.map(|t| t.subject()),
@@ -75,14 +96,7 @@ impl Session {
             parameters,
             result,
             confidence: Confidence::Derived,
-            limitations: if target.is_none() {
-                vec![
-                    "no target was open: the unknown is not scoped to an artifact identity"
-                        .to_string(),
-                ]
-            } else {
-                Vec::new()
-            },
+            limitations,
             locations: Vec::new(),
             local_path: target.map(|t| t.display_path()),
         }
@@ -97,7 +111,12 @@ impl Session {
         parameters: Value,
     ) -> Result<(Arc<UnknownRevision>, Evidence), SessionError> {
         let evidence = self
-            .mutation_draft(operation, parameters, mutation_result(&draft_revision))
+            .mutation_draft(
+                draft_revision.scope_digest.as_deref(),
+                operation,
+                parameters,
+                mutation_result(&draft_revision),
+            )
             .seal()
             .map_err(|e| SessionError::Evidence(e.to_string()))?;
         let mut mutations = earlier_mutations.to_vec();
