@@ -14,6 +14,7 @@ use crate::catalog::generated::prompts::PromptName;
 use crate::catalog::spec::{CompletionFamily, MAX_VALUE_SCALARS};
 use crate::matching::{CompletionPage, complete};
 use crate::session::artifact_records::{InspectionPage, inventory_page};
+use crate::session::unknowns::Status;
 use crate::session::{ActiveTarget, DEEP_PROVIDERS, Evidence, Session};
 
 /// What a completion request resolves to.
@@ -54,15 +55,31 @@ struct View {
     target: Option<Arc<ActiveTarget>>,
     current_document: Option<usize>,
     evidence: Vec<Arc<Evidence>>,
+    /// IDs of the unknown heads that are not resolved.
+    unresolved: Vec<String>,
 }
 
-fn view(session: &Mutex<Session>, with_evidence: bool) -> View {
+fn view(session: &Mutex<Session>, family: CompletionFamily) -> View {
     let session = session.lock().unwrap_or_else(|p| p.into_inner());
     View {
         target: session.target().cloned(),
         current_document: session.current_document(),
-        evidence: if with_evidence {
+        evidence: if matches!(
+            family,
+            CompletionFamily::Evidence | CompletionFamily::Manifest | CompletionFamily::Occurrence
+        ) {
             session.ledger().records().cloned().collect()
+        } else {
+            Vec::new()
+        },
+        unresolved: if family == CompletionFamily::Unknown {
+            session
+                .ledger()
+                .unknowns()
+                .heads()
+                .filter(|h| h.state.status != Status::Resolved)
+                .map(|h| h.unknown_id.clone())
+                .collect()
         } else {
             Vec::new()
         },
@@ -75,11 +92,7 @@ fn family_page(
     context: Option<&HashMap<String, String>>,
     session: &Mutex<Session>,
 ) -> CompletionPage {
-    let uses_ledger = matches!(
-        family,
-        CompletionFamily::Evidence | CompletionFamily::Manifest | CompletionFamily::Occurrence
-    );
-    let view = view(session, uses_ledger);
+    let view = view(session, family);
     match family {
         CompletionFamily::Document => match &view.target {
             Some(t) => complete(t.document_names(), value),
@@ -107,12 +120,13 @@ fn family_page(
                 value,
             )
         }
-        // These families are projections of records no tool in this build
-        // produces yet: process captures (Evidence of `capture_process_scenario`
-        // whose result validates as a capture) and residual-unknown heads (the
-        // unknowns registry). They are empty until those tools exist, which is
-        // the truth of this session, not a placeholder answer.
-        CompletionFamily::Capture | CompletionFamily::Unknown => CompletionPage::default(),
+        // Current heads whose status is not resolved: the unknowns an audit
+        // still has to settle.
+        CompletionFamily::Unknown => complete(view.unresolved.iter().map(String::as_str), value),
+        // Process captures (Evidence of `capture_process_scenario` whose
+        // result validates as a capture): no tool in this build produces
+        // them, so the family is empty, which is the truth of this session.
+        CompletionFamily::Capture => CompletionPage::default(),
     }
 }
 

@@ -10,11 +10,14 @@ pub mod admission;
 mod analysis;
 pub mod artifact_records;
 pub mod artifact_target;
+pub mod bundle;
 pub mod canonical;
 pub mod deep;
 pub mod evidence;
 pub mod ledger;
+pub mod policy;
 mod procedure_index;
+pub mod unknowns;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -28,10 +31,15 @@ use crate::providers::{Inventory, NATIVE_PROVIDER_ID, ProviderError};
 
 pub use admission::{AdmissionError, AdmittedTarget, ReadRoots};
 pub use artifact_target::ArtifactTarget;
+pub use bundle::{BundleError, ExportSummary, ImportSummary};
 pub use deep::{Choice, DEEP_PROVIDERS, DeepProviders, SelectionError, SelectionSource};
-pub use evidence::{Confidence, Evidence, EvidenceDraft, Location, ProviderIdentity, Subject};
+pub use evidence::{
+    Authority, Confidence, Evidence, EvidenceDraft, Location, ProviderIdentity, Subject,
+};
 pub use ledger::{Ledger, LedgerError, Recorded};
+pub use policy::{WriteError, WriteRoots};
 pub use procedure_index::ProcedureIndex;
+pub use unknowns::UnknownError;
 
 /// Identity of the built-in provider, as recorded in Evidence.
 pub fn native_identity() -> ProviderIdentity {
@@ -169,7 +177,10 @@ pub struct Session {
     /// Its code documents, when it has any (not for archives).
     target: Option<Arc<ActiveTarget>>,
     current_document: usize,
+    /// Evidence records and residual-unknown revisions.
     ledger: Ledger,
+    /// Where tools may write files (empty: nowhere).
+    write_roots: WriteRoots,
 }
 
 /// What [`Session::open`] opened.
@@ -202,6 +213,12 @@ pub enum SessionError {
     Ledger(#[from] LedgerError),
     #[error("cannot record Evidence: {0}")]
     Evidence(String),
+    #[error(transparent)]
+    Unknown(#[from] UnknownError),
+    #[error(transparent)]
+    Write(#[from] WriteError),
+    #[error(transparent)]
+    Bundle(#[from] BundleError),
 }
 
 impl Session {
@@ -211,6 +228,16 @@ impl Session {
             deep,
             ..Session::default()
         }
+    }
+
+    /// The session with the operator's write roots.
+    pub fn with_write_roots(mut self, write_roots: WriteRoots) -> Session {
+        self.write_roots = write_roots;
+        self
+    }
+
+    pub fn write_roots(&self) -> &WriteRoots {
+        &self.write_roots
     }
 
     /// The deep providers this server offers.
@@ -333,7 +360,8 @@ impl Session {
         Ok(target)
     }
 
-    /// Closes the target and clears everything the session owns.
+    /// Closes the target and clears everything the session owns: the
+    /// ledger takes the residual-unknown registry with it.
     pub fn close(&mut self) -> Result<String, SessionError> {
         let artifact = self.artifact.take().ok_or(SessionError::TargetRequired)?;
         self.target = None;

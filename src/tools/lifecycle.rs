@@ -58,9 +58,16 @@ pub(crate) fn binary_session(_: BinarySessionInput, session: &mut Session) -> Ha
         },
         "ledger": {
             "records": session.ledger().len(),
+            "unknown_heads": session.ledger().unknowns().heads().count(),
+            "unknown_revisions": session.ledger().unknowns().revision_count(),
+            "entries": session.ledger().entries(),
             "bytes": session.ledger().bytes(),
             "max_records": MAX_RECORDS,
             "max_bytes": MAX_BYTES,
+        },
+        "write_policy": {
+            "enabled": session.write_roots().is_enabled(),
+            "write_roots": session.write_roots().roots().iter().map(|r| r.display().to_string()).collect::<Vec<_>>(),
         },
         "read_roots": session.read_roots().is_confined().then(|| {
             session.read_roots().roots().iter().map(|r| r.display().to_string()).collect::<Vec<_>>()
@@ -165,10 +172,14 @@ fn file_name_location(path: &Path) -> Location {
     }
 }
 
-/// Records no Evidence: the ledger it would go into is being cleared.
+/// Records no Evidence: the ledger it would go into (with the
+/// residual-unknown registry) is being cleared.
 pub(crate) fn close_binary(_: CloseBinaryInput, session: &mut Session) -> HandlerResult {
     let closed = session.close()?;
-    Ok((json!({"closed": closed, "ledger_cleared": true}), None))
+    Ok((
+        json!({"closed": closed, "ledger_cleared": true, "unknowns_cleared": true}),
+        None,
+    ))
 }
 
 pub(crate) fn set_current_document(

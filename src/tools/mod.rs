@@ -18,9 +18,11 @@ mod lifecycle;
 mod paging;
 mod pattern;
 mod procedures;
+mod records;
 mod search;
 mod strings;
 mod trace;
+mod unknowns;
 
 use std::sync::{Arc, LazyLock};
 
@@ -75,6 +77,16 @@ pub fn input_schema(tool: ToolName) -> Arc<JsonObject> {
         ToolName::VerifyReconstruction => schema_for_type::<inputs::VerifyReconstructionInput>(),
         ToolName::InspectArtifact => schema_for_type::<inputs::InspectArtifactInput>(),
         ToolName::CompareArtifacts => schema_for_type::<inputs::CompareArtifactsInput>(),
+        ToolName::ListEvidence => schema_for_type::<inputs::ListEvidenceInput>(),
+        ToolName::GetEvidence => schema_for_type::<inputs::GetEvidenceInput>(),
+        ToolName::ExportEvidenceBundle => schema_for_type::<inputs::ExportEvidenceBundleInput>(),
+        ToolName::ImportEvidenceBundle => schema_for_type::<inputs::ImportEvidenceBundleInput>(),
+        ToolName::RecordUnknown => schema_for_type::<inputs::RecordUnknownInput>(),
+        ToolName::ListUnknowns => schema_for_type::<inputs::ListUnknownsInput>(),
+        ToolName::UpdateUnknown => schema_for_type::<inputs::UpdateUnknownInput>(),
+        ToolName::VerifyUnknownResolution => {
+            schema_for_type::<inputs::VerifyUnknownResolutionInput>()
+        }
     }
 }
 
@@ -114,6 +126,12 @@ pub fn availability(tool: ToolName, session: &Session) -> Result<(), &'static st
         return Err("no_code_documents");
     }
     if spec(tool).is_some_and(|s| s.effects.contains(&Effect::LaunchesProcess)) {
+        return Err("policy_disabled");
+    }
+    // Writing is off until the operator names a write root.
+    if spec(tool).is_some_and(|s| s.effects.contains(&Effect::WritesFiles))
+        && !session.write_roots().is_enabled()
+    {
         return Err("policy_disabled");
     }
     Ok(())
@@ -196,6 +214,30 @@ pub fn call(
         }
         ToolName::CompareArtifacts => {
             inputs::parse(arguments).and_then(|i| compare::artifacts::compare_artifacts(i, session))
+        }
+        ToolName::ListEvidence => {
+            inputs::parse(arguments).and_then(|i| records::list_evidence(i, session))
+        }
+        ToolName::GetEvidence => {
+            inputs::parse(arguments).and_then(|i| records::get_evidence(i, session))
+        }
+        ToolName::ExportEvidenceBundle => {
+            inputs::parse(arguments).and_then(|i| records::export_evidence_bundle(i, session))
+        }
+        ToolName::ImportEvidenceBundle => {
+            inputs::parse(arguments).and_then(|i| records::import_evidence_bundle(i, session))
+        }
+        ToolName::RecordUnknown => {
+            inputs::parse(arguments).and_then(|i| unknowns::record_unknown(i, session))
+        }
+        ToolName::ListUnknowns => {
+            inputs::parse(arguments).and_then(|i| unknowns::list_unknowns(i, session))
+        }
+        ToolName::UpdateUnknown => {
+            inputs::parse(arguments).and_then(|i| unknowns::update_unknown(i, session))
+        }
+        ToolName::VerifyUnknownResolution => {
+            inputs::parse(arguments).and_then(|i| unknowns::verify_unknown_resolution(i, session))
         }
     };
     match outcome {
