@@ -200,7 +200,7 @@ mod tests {
     use crate::session::evidence::{Confidence, EvidenceDraft, ProviderIdentity};
     use serde_json::json;
 
-    pub(crate) fn evidence(i: usize) -> Evidence {
+    fn evidence(i: usize) -> Evidence {
         EvidenceDraft {
             operation: "list_procedures".into(),
             subject: None,
