@@ -206,17 +206,7 @@ async fn relocation_is_unchanged_a_changed_body_is_changed_and_claims_are_judged
     )
     .await;
     let result = ok(&judged);
-    let verdicts: Vec<(&str, &str)> = result["claims"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            (
-                c["claim_id"].as_str().unwrap(),
-                c["verdict"].as_str().unwrap(),
-            )
-        })
-        .collect();
+    let verdicts = common::claim_verdicts(result);
     assert_eq!(
         verdicts,
         [

@@ -264,13 +264,7 @@ impl From<FetchError> for ToolError {
         let message = e.to_string();
         match e {
             FetchError::Malformed { .. } => ToolError::invalid_arguments(message),
-            FetchError::NotRetained { .. } => ToolError::new(
-                "evidence_not_found",
-                message,
-                "Pass the evidence_id of a record this session still holds (list_evidence lists \
-                 them where available; close_binary clears the ledger), or re-run the tool that \
-                 produced it.",
-            ),
+            FetchError::NotRetained { .. } => evidence_not_found(message),
             FetchError::WrongKind { expected, .. } => ToolError::new(
                 "wrong_evidence_kind",
                 message,

@@ -11,14 +11,12 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::errors::evidence_not_found;
 use super::inputs::{
     ExportEvidenceBundleInput, GetEvidenceInput, ImportEvidenceBundleInput, ListEvidenceInput,
 };
 use super::paging::PageRequest;
 use super::{HandlerResult, ToolError, ToolName};
 use crate::session::Session;
-use crate::session::evidence::is_evidence_id;
 
 pub(crate) fn list_evidence(input: ListEvidenceInput, session: &mut Session) -> HandlerResult {
     let page = PageRequest::new(input.offset, input.limit, 100, 500)?;
@@ -51,18 +49,7 @@ pub(crate) fn list_evidence(input: ListEvidenceInput, session: &mut Session) -> 
 }
 
 pub(crate) fn get_evidence(input: GetEvidenceInput, session: &mut Session) -> HandlerResult {
-    if !is_evidence_id(&input.evidence_id) {
-        return Err(ToolError::invalid_arguments(format!(
-            "`{}` is not an Evidence ID (ev_ and 64 lowercase hex digits)",
-            input.evidence_id
-        )));
-    }
-    let record = session.ledger().get(&input.evidence_id).ok_or_else(|| {
-        evidence_not_found(format!(
-            "the session holds no Evidence {}",
-            input.evidence_id
-        ))
-    })?;
+    let record = super::compare::fetch(session, "evidence_id", &input.evidence_id)?;
     Ok((json!(record), None))
 }
 

@@ -391,3 +391,18 @@ pub fn sha256_file(path: &Path) -> String {
         .map(|b| format!("{b:02x}"))
         .collect()
 }
+
+/// `(claim_id, verdict)` of each claim a `verify_reconstruction` result judged.
+pub fn claim_verdicts(result: &Value) -> Vec<(&str, &str)> {
+    result["claims"]
+        .as_array()
+        .expect("claims")
+        .iter()
+        .map(|c| {
+            (
+                c["claim_id"].as_str().expect("claim_id"),
+                c["verdict"].as_str().expect("verdict"),
+            )
+        })
+        .collect()
+}
