@@ -490,7 +490,7 @@ fn python_sdk_investigation_survives_a_new_server() {
     assert_eq!(compared["status"], "changed", "{compared}");
     assert_eq!(compared["dimensions"]["native_code"]["status"], "changed");
     let verdict = &a[6]["structuredContent"]["result"];
-    let verdicts = common::claim_verdicts(&verdict);
+    let verdicts = common::claim_verdicts(verdict);
     assert_eq!(
         verdicts,
         [
