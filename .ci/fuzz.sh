@@ -19,7 +19,7 @@ cd "$root"
 
 seconds="${FUZZ_SECONDS:-30}"
 runs="${FUZZ_RUNS:-100000000}"
-all_targets=(native_image native_analysis prompt_arguments match_key)
+all_targets=(native_image native_analysis artifact_archive prompt_arguments match_key)
 if [ "$#" -gt 0 ]; then targets=("$@"); else targets=("${all_targets[@]}"); fi
 
 declare -A max_len=(
@@ -27,6 +27,8 @@ declare -A max_len=(
     [native_image]=1048576
     # Real binaries up to 1 MiB; each input is swept and analysed.
     [native_analysis]=1048576
+    # Archives (zip, ar, asar, universal Mach-O) up to 1 MiB, nested ones too.
+    [artifact_archive]=1048576
     # Room for values past MAX_VALUE_SCALARS (4096) after JSON escaping.
     [prompt_arguments]=32768
     [match_key]=16384
@@ -58,7 +60,7 @@ seed_file() { # seed_file TARGET SOURCE NAME: copy when it exists and fits max_l
 }
 
 say "writing seed corpora under fuzz/corpus/"
-mkdir -p fuzz/corpus/native_image fuzz/corpus/native_analysis fuzz/corpus/prompt_arguments fuzz/corpus/match_key
+mkdir -p fuzz/corpus/native_image fuzz/corpus/native_analysis fuzz/corpus/artifact_archive fuzz/corpus/prompt_arguments fuzz/corpus/match_key
 
 for source in /bin/true /usr/lib/x86_64-linux-gnu/libz.so.1; do
     if [ -e "$source" ]; then
@@ -71,11 +73,15 @@ if [ -d target/fixtures ]; then
     for source in target/fixtures/*; do
         seed_file native_image "$source" "seed-fixture-$(basename "$source")"
         seed_file native_analysis "$source" "seed-fixture-$(basename "$source")"
+        seed_file artifact_archive "$source" "seed-fixture-$(basename "$source")"
     done
 fi
 # Committed regression inputs (crashes found and fixed) seed their target too.
 for source in fuzz/regressions/native_analysis/*; do
     seed_file native_analysis "$source" "regression-$(basename "$source")"
+done
+for source in fuzz/regressions/artifact_archive/*; do
+    seed_file artifact_archive "$source" "regression-$(basename "$source")"
 done
 
 seed_json() { printf '%s' "$2" > "fuzz/corpus/prompt_arguments/seed-$1.json"; }

@@ -49,3 +49,22 @@ fn committed_regression_inputs_replay_cleanly() {
     );
     replay(&files);
 }
+
+#[path = "../fuzz/fuzz_targets/artifact_exercise.rs"]
+mod artifact_exercise;
+
+/// The committed `artifact_archive` inputs (`fuzz/regressions/artifact_archive/`)
+/// through the fuzz target's exercise.
+#[test]
+fn committed_artifact_inputs_replay_cleanly() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/artifact_archive");
+    let files = inputs(&dir);
+    assert!(
+        files.len() >= 4,
+        "{} holds the committed inputs",
+        dir.display()
+    );
+    for source in files {
+        artifact_exercise::exercise(&std::fs::read(source).expect("read input"));
+    }
+}

@@ -26,7 +26,9 @@ pub(crate) fn walk(w: &mut Walk, c: &Container, b: &[u8]) -> Result<(), Artifact
                 break;
             }
         };
-        w.see();
+        if !w.see(c) {
+            break;
+        }
         let raw = member.name();
         let path = match paths::logical_path(raw, w.limits.max_path_bytes) {
             Ok(p) => p,

@@ -19,7 +19,9 @@ pub(crate) fn walk(w: &mut Walk, c: &Container, b: &[u8]) -> Result<(), Artifact
         if w.stopped() {
             break;
         }
-        w.see();
+        if !w.see(c) {
+            break;
+        }
         let raw = item.raw_path.as_bytes();
         let path = match paths::logical_path(raw, w.limits.max_path_bytes) {
             Ok(p) => p,

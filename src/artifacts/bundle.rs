@@ -53,7 +53,9 @@ pub(crate) fn walk(w: &mut Walk, c: &Container, root: &Path) -> Result<(), Artif
             if w.stopped() {
                 break;
             }
-            w.see();
+            if !w.see(c) {
+                break;
+            }
             let mut raw = dir.as_bytes().to_vec();
             if !raw.is_empty() {
                 raw.push(b'/');

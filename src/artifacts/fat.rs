@@ -40,7 +40,9 @@ pub(crate) fn walk(w: &mut Walk, c: &Container, b: &[u8]) -> Result<(), Artifact
         if w.stopped() {
             break;
         }
-        w.see();
+        if !w.see(c) {
+            break;
+        }
         let data = usize::try_from(offset)
             .ok()
             .zip(usize::try_from(size).ok())

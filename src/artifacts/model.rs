@@ -65,7 +65,8 @@ impl ArtifactFormat {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Limits {
-    /// Most entries (occurrences) walked, across all nesting levels. Default and maximum 10000.
+    /// Most entries met (listed, refused or skipped, the root included),
+    /// across all nesting levels. Default and maximum 10000.
     pub max_entries: u64,
     /// Most decompressed/read bytes in total. Default and maximum 1 GiB.
     pub max_total_bytes: u64,
@@ -735,6 +736,22 @@ impl Inspection {
                 ));
             }
         }
+        self.check_findings(&occ_ids)?;
+        let referenced: HashSet<&str> = self
+            .occurrences
+            .iter()
+            .filter_map(|o| o.node_id.as_deref())
+            .collect();
+        if referenced.len() != node_ids.len() {
+            return Err(ArtifactError::invalid(
+                "a node is listed that no occurrence holds",
+            ));
+        }
+        if self.coverage.entries_listed != self.occurrences.len() as u64 {
+            return Err(ArtifactError::invalid(
+                "coverage.entries_listed does not match the occurrences",
+            ));
+        }
         let m = &self.manifest;
         if m.node_count != self.nodes.len() as u64
             || m.occurrence_count != self.occurrences.len() as u64
@@ -773,6 +790,55 @@ impl Inspection {
         Ok(())
     }
 
+    /// Every occurrence id a finding names must be listed.
+    fn check_findings(&self, ids: &std::collections::HashSet<&str>) -> Result<(), ArtifactError> {
+        let f = &self.findings;
+        let named = f
+            .observations
+            .iter()
+            .filter_map(|o| o.occurrence_id.as_deref())
+            .chain(
+                f.unexplored_branches
+                    .iter()
+                    .filter_map(|u| u.occurrence_id.as_deref()),
+            )
+            .chain(
+                f.derived_relationships
+                    .iter()
+                    .flat_map(|r| [r.from.as_str(), r.to.as_str()]),
+            )
+            .chain(f.missing_libraries.iter().map(|x| x.occurrence_id.as_str()))
+            .chain(
+                f.external_libraries
+                    .iter()
+                    .map(|x| x.occurrence_id.as_str()),
+            )
+            .chain(f.code_signature.iter().map(|x| x.occurrence_id.as_str()))
+            .chain(f.info_plist.iter().map(|x| x.occurrence_id.as_str()));
+        for id in named {
+            if !ids.contains(id) {
+                return Err(ArtifactError::invalid(format!(
+                    "a finding names {id}, which is not listed"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Display paths of all occurrences, in list order (see [`Self::display_path`]);
+    /// linear in the number of occurrences times the nesting depth.
+    pub fn display_paths(&self) -> Vec<String> {
+        let by_id: std::collections::HashMap<&str, &Occurrence> = self
+            .occurrences
+            .iter()
+            .map(|o| (o.occurrence_id.as_str(), o))
+            .collect();
+        self.occurrences
+            .iter()
+            .map(|o| self.path_chain(o, |id| by_id.get(id).copied()))
+            .collect()
+    }
+
     /// The occurrence with this id.
     pub fn occurrence(&self, id: &str) -> Option<&Occurrence> {
         self.occurrences.iter().find(|o| o.occurrence_id == id)
@@ -782,18 +848,24 @@ impl Inspection {
     /// (e.g. `lib/inner.zip!/a.so`); the root is "". Stable across
     /// artifacts, so comparisons can match "the same place".
     pub fn display_path(&self, occurrence: &Occurrence) -> String {
+        self.path_chain(occurrence, |id| self.occurrence(id))
+    }
+
+    /// Joins the logical paths from the root down to `o`; bounded by the
+    /// occurrence count, so a parent cycle cannot loop forever.
+    fn path_chain<'a>(
+        &'a self,
+        o: &'a Occurrence,
+        parent: impl Fn(&str) -> Option<&'a Occurrence>,
+    ) -> String {
         let mut parts = Vec::new();
-        let mut cur = Some(occurrence);
-        // Bounded by the occurrence count: a cycle cannot loop forever.
+        let mut cur = Some(o);
         for _ in 0..=self.occurrences.len() {
-            let Some(o) = cur else { break };
-            if !o.logical_path.is_empty() {
-                parts.push(o.logical_path.as_str());
+            let Some(c) = cur else { break };
+            if !c.logical_path.is_empty() {
+                parts.push(c.logical_path.as_str());
             }
-            cur = o
-                .parent_occurrence_id
-                .as_deref()
-                .and_then(|p| self.occurrence(p));
+            cur = c.parent_occurrence_id.as_deref().and_then(&parent);
         }
         parts.reverse();
         parts.join("!/")

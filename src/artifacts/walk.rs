@@ -129,9 +129,16 @@ impl Walk {
         }
     }
 
-    /// Counts one more entry met in a container.
-    pub fn see(&mut self) {
+    /// Counts one more entry met in a container (listed, refused or
+    /// skipped); false (and the walk stops) past `max_entries`, so refused
+    /// entries cannot make the walk unbounded either.
+    pub fn see(&mut self, container: &Container) -> bool {
+        if self.entries_seen >= self.limits.max_entries {
+            self.stop("max_entries", container);
+            return false;
+        }
         self.entries_seen += 1;
+        true
     }
 
     /// Charges `n` read bytes to `max_total_bytes`; false (and the walk

@@ -260,7 +260,9 @@ pub(crate) fn walk(w: &mut Walk, c: &Container, b: &[u8]) -> Result<(), Artifact
         if w.stopped() {
             break;
         }
-        w.see();
+        if !w.see(c) {
+            break;
+        }
         let path = match paths::logical_path(rec.raw_name, w.limits.max_path_bytes) {
             Ok(p) => p,
             Err((reason, detail)) => {

@@ -224,3 +224,71 @@ fn limits_are_validated() {
     assert_eq!(parsed.max_depth, 20);
     assert!(serde_json::from_str::<Limits>(r#"{"max_entriez": 5}"#).is_err());
 }
+
+#[test]
+fn refused_entries_count_against_max_entries() {
+    let entries: Vec<Z> = (0..50).map(|n| z(&format!("../x{n}"), b"x")).collect();
+    let limits = Limits {
+        max_entries: 10,
+        ..Limits::default()
+    };
+    let i = inspect_bytes("t", &zip(&entries), ArtifactFormat::Zip, &limits).unwrap();
+    i.validate().unwrap();
+    assert_eq!(i.coverage.entries_seen, 10);
+    assert_eq!(i.findings.refused_entries.len(), 9);
+    assert_eq!(i.coverage.status, CoverageStatus::Truncated);
+}
+
+#[test]
+fn findings_lists_are_capped_with_a_count() {
+    let entries: Vec<Z> = (0..150).map(|n| z(&format!("/abs{n}"), b"x")).collect();
+    let i = bytes(ArtifactFormat::Zip, &zip(&entries));
+    assert_eq!(i.findings.refused_entries.len(), FINDINGS_CAP);
+    assert_eq!(i.findings.omitted.refused_entries, 50);
+}
+
+/// Rewrites a zip's end record into its zip64 form (all-ones 32-bit
+/// fields, a zip64 locator and end record carrying the real values).
+fn as_zip64(b: &[u8]) -> Vec<u8> {
+    let n = b.len();
+    let eocd = n - 22;
+    let entries = u16::from_le_bytes([b[eocd + 10], b[eocd + 11]]) as u64;
+    let size = u32::from_le_bytes(b[eocd + 12..eocd + 16].try_into().unwrap()) as u64;
+    let offset = u32::from_le_bytes(b[eocd + 16..eocd + 20].try_into().unwrap()) as u64;
+    let mut out = b[..eocd].to_vec();
+    let record_at = out.len() as u64;
+    out.extend_from_slice(&0x0606_4b50u32.to_le_bytes());
+    out.extend_from_slice(&44u64.to_le_bytes());
+    out.extend_from_slice(&[45, 0, 45, 0]);
+    out.extend_from_slice(&[0; 8]);
+    out.extend_from_slice(&entries.to_le_bytes());
+    out.extend_from_slice(&entries.to_le_bytes());
+    out.extend_from_slice(&size.to_le_bytes());
+    out.extend_from_slice(&offset.to_le_bytes());
+    out.extend_from_slice(&0x0706_4b50u32.to_le_bytes());
+    out.extend_from_slice(&0u32.to_le_bytes());
+    out.extend_from_slice(&record_at.to_le_bytes());
+    out.extend_from_slice(&1u32.to_le_bytes());
+    out.extend_from_slice(&0x0605_4b50u32.to_le_bytes());
+    out.extend_from_slice(&[0xff; 16]);
+    out.extend_from_slice(&0u16.to_le_bytes());
+    out
+}
+
+#[test]
+fn zip64_end_records_are_followed() {
+    let plain = zip(&[z("a.txt", b"abc"), deflated("b.txt", b"bbbbbbbbbbbb")]);
+    let i = bytes(ArtifactFormat::Zip, &as_zip64(&plain));
+    assert_eq!(paths_of(&i), ["", "a.txt", "b.txt"]);
+    assert_eq!(i.coverage.status, CoverageStatus::Complete);
+    // A locator pointing nowhere is a typed error.
+    let mut broken = as_zip64(&plain);
+    let n = broken.len();
+    broken[n - 22 - 20 + 8..n - 22 - 20 + 16].copy_from_slice(&u64::MAX.to_le_bytes());
+    assert_eq!(
+        inspect_bytes("t", &broken, ArtifactFormat::Zip, &Limits::default())
+            .unwrap_err()
+            .code(),
+        "artifact_malformed"
+    );
+}

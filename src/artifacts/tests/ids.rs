@@ -113,3 +113,27 @@ fn serde_shape_is_strict_and_kebab_cased() {
     extra["manifest"]["surprise"] = serde_json::json!(1);
     assert!(serde_json::from_value::<Inspection>(extra).is_err());
 }
+
+#[test]
+fn validate_checks_finding_references_and_display_paths_agree() {
+    let good = bytes(ArtifactFormat::Zip, &sample());
+    let one_by_one: Vec<String> = good
+        .occurrences
+        .iter()
+        .map(|o| good.display_path(o))
+        .collect();
+    assert_eq!(good.display_paths(), one_by_one);
+    assert!(one_by_one.contains(&"in.zip!/x.txt".to_string()));
+    let mut t = good;
+    t.findings.observations.push(Observation {
+        kind: ObservationKind::Note,
+        occurrence_id: Some("occ_nowhere".into()),
+        message: "x".into(),
+    });
+    assert!(
+        t.validate()
+            .unwrap_err()
+            .to_string()
+            .contains("occ_nowhere")
+    );
+}
