@@ -464,7 +464,8 @@ fn doctor_rejects_a_text_file_with_remediation() {
     );
     assert!(
         out.stdout.contains(
-            "remediation: Give a readable ELF, Mach-O or PE/COFF file, or a macOS .app bundle."
+            "remediation: Give a readable ELF, Mach-O or PE/COFF file, a macOS .app bundle, or an \
+             archive (zip, jar, apk, ipa, wheel, ar, asar)."
         ),
         "{out:?}"
     );
@@ -1020,4 +1021,19 @@ fn mcp_prompts_dir_reloads_a_valid_change_through_the_watcher() {
     for line in &rest {
         json_rpc(line);
     }
+}
+
+#[test]
+fn doctor_reports_an_archive_as_an_artifact_target() {
+    let Some(wheel) = common::fixture("markupsafe-3.0.2-manylinux-x86_64.whl") else {
+        return;
+    };
+    let out = run(rea().arg("doctor").arg("--target").arg(&wheel));
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let line = target_line(&out);
+    assert!(line.starts_with("ok"), "{out:?}");
+    assert!(
+        line.contains("(zip archive): opens as an artifact for inspect_artifact"),
+        "{out:?}"
+    );
 }

@@ -347,3 +347,206 @@ fn python_modern_subscriber_receives_a_watched_reload_and_others_do_not() {
     assert_eq!(title(&out["before"]), "Trace a crash");
     assert_eq!(title(&out["after"]), "Trace a crash (edited)");
 }
+
+/// Completion of the record families (artifact manifests and occurrences,
+/// residual unknowns) through a client that is not ours, answered from
+/// records the same session created.
+fn records_plan(wheel: &Path) -> Value {
+    json!([
+        {"op": "complete", "prompt": "compare_application_versions", "argument": "left_manifest_id", "value": ""},
+        {"op": "call", "tool": "open_binary", "arguments": {"path": wheel}},
+        {"op": "call", "tool": "inspect_artifact", "arguments": {"occurrence_limit": 500}},
+        {"op": "complete", "prompt": "compare_application_versions", "argument": "left_manifest_id", "value": "AGM_"},
+        {"op": "complete", "prompt": "compare_application_versions", "argument": "focus_occurrence_id", "value": "occ_"},
+    ])
+}
+
+fn assert_records(client: &str, results: &[Value]) {
+    assert_eq!(
+        completion(&results[0])["total"],
+        0,
+        "{client}: nothing retained yet"
+    );
+    assert_eq!(results[1]["isError"], false, "{client}: {}", results[1]);
+    assert_eq!(results[2]["isError"], false, "{client}: {}", results[2]);
+    let inventory = &results[2]["structuredContent"]["result"];
+    let manifest = &inventory["manifest"]["manifest_id"];
+    assert_eq!(
+        completion(&results[3])["values"],
+        json!([manifest]),
+        "{client}: the manifest completes, case-insensitively"
+    );
+    let mut ids: Vec<&str> = inventory["occurrences"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["occurrence_id"].as_str().unwrap())
+        .collect();
+    ids.sort_unstable();
+    assert!(ids.len() > 10, "{client}: a wheel has many members");
+    let offered = completion(&results[4]);
+    assert_eq!(offered["total"], json!(ids.len()), "{client}");
+    assert_eq!(offered["values"], json!(ids), "{client}: code-point order");
+}
+
+#[test]
+fn python_sdk_completes_record_families() {
+    let (Some(python), Some(wheel)) = (
+        python(),
+        common::fixture("markupsafe-3.0.2-manylinux-x86_64.whl"),
+    ) else {
+        return;
+    };
+    let mut cmd = Command::new(python);
+    cmd.arg(script("python_client.py"))
+        .args(["modern", REA, "mcp"]);
+    let out = run(cmd, &records_plan(&wheel));
+    assert_records("python modern", out["results"].as_array().unwrap());
+}
+
+#[test]
+fn npm_sdk_completes_record_families() {
+    let (Some(modules), Some(wheel)) = (
+        node_modules(),
+        common::fixture("markupsafe-3.0.2-manylinux-x86_64.whl"),
+    ) else {
+        return;
+    };
+    let mut cmd = Command::new("node");
+    cmd.env("NODE_PATH", &modules)
+        .arg(script("npm_client.mjs"))
+        .args([REA, "mcp"]);
+    let out = run(cmd, &records_plan(&wheel));
+    assert_records("npm", out["results"].as_array().unwrap());
+}
+
+/// The whole investigation of issue 4 through a client that is not ours:
+/// inspect two real releases, compare them, record what stays unknown,
+/// verify a small reconstruction spec and save it all; then a new server
+/// process loads the bundle and answers completion, comparisons and the
+/// registry exactly as the first one did.
+#[test]
+fn python_sdk_investigation_survives_a_new_server() {
+    let (Some(python), Some(left), Some(right)) = (
+        python(),
+        common::fixture("markupsafe-2.1.5-manylinux-x86_64.whl"),
+        common::fixture("markupsafe-3.0.2-manylinux-x86_64.whl"),
+    ) else {
+        return;
+    };
+    let write_root = tempfile::tempdir().unwrap();
+    let bundle = write_root.path().join("investigation.json");
+    let evidence_of = |step: usize| format!("${step}.structuredContent.evidence.evidence_id");
+    let manifest_of =
+        |step: usize| format!("${step}.structuredContent.result.manifest.manifest_id");
+    let completions = json!([
+        {"op": "complete", "prompt": "compare_application_versions", "argument": "left_manifest_id", "value": "agm_"},
+        {"op": "complete", "prompt": "compare_application_versions", "argument": "focus_occurrence_id", "value": "occ_"},
+        {"op": "complete", "prompt": "audit_residual_unknowns", "argument": "unknown_id", "value": "unk_"},
+        {"op": "complete", "prompt": "audit_residual_unknowns", "argument": "evidence_id", "value": "ev_"},
+    ]);
+    let mut first = json!([
+        {"op": "call", "tool": "open_binary", "arguments": {"path": left}},
+        {"op": "call", "tool": "inspect_artifact", "arguments": {"occurrence_limit": 500}},
+        {"op": "call", "tool": "open_binary", "arguments": {"path": right}},
+        {"op": "call", "tool": "inspect_artifact", "arguments": {"occurrence_limit": 500}},
+        {"op": "call", "tool": "compare_artifacts", "arguments": {"left": manifest_of(1), "right": manifest_of(3)}},
+        {"op": "call", "tool": "record_unknown", "arguments": {
+            "question": "Why did the native extension lose about 10 KB between 2.1.5 and 3.0.2?",
+            "domain": "native-code", "severity": "medium",
+            "supporting_evidence_ids": [evidence_of(4)], "approved": true}},
+        {"op": "call", "tool": "verify_reconstruction", "arguments": {"specification": {
+            "schema_version": 1, "name": "markupsafe 3.0.2 against 2.1.5",
+            "claims": [
+                {"claim_id": "native", "title": "The native extension changed", "comparison_evidence_id": evidence_of(4), "dimension": "native_code", "expected": "changed"},
+                {"claim_id": "same-files", "title": "No file changed", "comparison_evidence_id": evidence_of(4), "dimension": "occurrences", "expected": "unchanged"},
+                {"claim_id": "elsewhere", "title": "A dimension the comparison lacks", "comparison_evidence_id": evidence_of(4), "dimension": "signals", "expected": "unchanged"}
+            ]}}},
+        {"op": "call", "tool": "export_evidence_bundle", "arguments": {"path": bundle, "approved": true}},
+    ]);
+    first
+        .as_array_mut()
+        .unwrap()
+        .extend(completions.as_array().unwrap().clone());
+    let mut cmd = Command::new(&python);
+    cmd.arg(script("python_client.py"))
+        .args(["modern", REA, "mcp", "--write-root"])
+        .arg(write_root.path());
+    let out = run(cmd, &first);
+    let a = out["results"].as_array().unwrap();
+    for (i, step) in a[..8].iter().enumerate() {
+        assert_eq!(step["isError"], false, "step {i}: {step}");
+        let content = &step["structuredContent"];
+        if i != 7 {
+            assert!(
+                content["evidence"]["evidence_id"]
+                    .as_str()
+                    .is_some_and(|e| e.starts_with("ev_")),
+                "step {i} carries its Evidence inline: {content}"
+            );
+        }
+    }
+    let compared = &a[4]["structuredContent"]["result"];
+    assert_eq!(compared["status"], "changed", "{compared}");
+    assert_eq!(compared["dimensions"]["native_code"]["status"], "changed");
+    let verdict = &a[6]["structuredContent"]["result"];
+    let verdicts = common::claim_verdicts(verdict);
+    assert_eq!(
+        verdicts,
+        [
+            ("native", "pass"),
+            ("same-files", "fail"),
+            ("elsewhere", "unknown")
+        ],
+        "{verdict}"
+    );
+    assert_eq!(verdict["status"], "fail");
+    assert!(bundle.is_file(), "the bundle was written");
+    let before: Vec<Value> = a[8..12].iter().map(|r| completion(r).clone()).collect();
+    for (i, c) in before.iter().enumerate() {
+        assert!(
+            c["total"].as_u64().unwrap() > 0,
+            "family {i} is non-empty: {c}"
+        );
+    }
+    assert_eq!(before[2]["total"], 1, "one residual unknown");
+
+    // A new server process, a new session: load the bundle and ask again.
+    let mut second = json!([
+        {"op": "complete", "prompt": "compare_application_versions", "argument": "left_manifest_id", "value": "agm_"},
+        {"op": "call", "tool": "import_evidence_bundle", "arguments": {"path": bundle}},
+    ]);
+    second
+        .as_array_mut()
+        .unwrap()
+        .extend(completions.as_array().unwrap().clone());
+    let left_manifest = a[1]["structuredContent"]["result"]["manifest"]["manifest_id"].clone();
+    let right_manifest = a[3]["structuredContent"]["result"]["manifest"]["manifest_id"].clone();
+    second.as_array_mut().unwrap().extend([
+        json!({"op": "call", "tool": "compare_artifacts", "arguments": {"left": left_manifest, "right": right_manifest}}),
+        json!({"op": "call", "tool": "list_unknowns", "arguments": {}}),
+    ]);
+    let mut cmd = Command::new(&python);
+    cmd.arg(script("python_client.py"))
+        .args(["modern", REA, "mcp"]);
+    let out = run(cmd, &second);
+    let b = out["results"].as_array().unwrap();
+    assert_eq!(completion(&b[0])["total"], 0, "a new server starts empty");
+    assert_eq!(b[1]["isError"], false, "{}", b[1]);
+    let after: Vec<Value> = b[2..6].iter().map(|r| completion(r).clone()).collect();
+    assert_eq!(
+        after, before,
+        "completion answers the same after the restart"
+    );
+    assert_eq!(b[6]["isError"], false, "{}", b[6]);
+    assert_eq!(
+        b[6]["structuredContent"]["result"], a[4]["structuredContent"]["result"],
+        "the comparison is recomputed identically from imported Evidence"
+    );
+    assert_eq!(
+        b[6]["structuredContent"]["evidence"]["evidence_id"],
+        a[4]["structuredContent"]["evidence"]["evidence_id"]
+    );
+    let heads = &b[7]["structuredContent"]["result"];
+    assert_eq!(heads["total"], 1, "{heads}");
+}

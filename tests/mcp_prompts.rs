@@ -133,7 +133,19 @@ async fn tools_list_is_fixed_and_unchanged_by_prompt_listing() {
             "procedure_callers",
             "procedure_callees",
             "trace_feature",
-            "build_call_path"
+            "build_call_path",
+            "list_evidence",
+            "get_evidence",
+            "export_evidence_bundle",
+            "import_evidence_bundle",
+            "record_unknown",
+            "list_unknowns",
+            "update_unknown",
+            "verify_unknown_resolution",
+            "compare_functions",
+            "verify_reconstruction",
+            "inspect_artifact",
+            "compare_artifacts"
         ]
     );
 }

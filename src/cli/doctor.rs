@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use rea::artifacts::{self, ArtifactFormat};
 use rea::catalog::render::LoadedCatalog;
 use rea::providers::native::NativeImage;
 use rea::session::{DEEP_PROVIDERS, DeepProviders, ReadRoots, admission};
@@ -82,6 +83,24 @@ fn target_check(target: &Path, read_roots: &[PathBuf]) -> Check {
         Ok(a) => a,
         Err(e) => return fail(format!("[{}] {e}", e.code()), e.remediation()),
     };
+    let root = admitted.bundle.as_deref().unwrap_or(&admitted.file);
+    match artifacts::sniff(root) {
+        Ok(Some(format @ (ArtifactFormat::Zip | ArtifactFormat::Ar | ArtifactFormat::Asar))) => {
+            return Check {
+                name: "target",
+                ok: true,
+                detail: format!(
+                    "{} ({} archive): opens as an artifact for inspect_artifact; it has no code \
+                     documents",
+                    target.display(),
+                    format.as_str()
+                ),
+                remediation: None,
+            };
+        }
+        Ok(_) => {}
+        Err(e) => return fail(format!("[{}] {e}", e.code()), e.remediation()),
+    }
     match NativeImage::open(&admitted.file) {
         Ok(image) => {
             let documents: Vec<String> = image.documents().iter().map(|d| d.name.clone()).collect();
@@ -99,7 +118,9 @@ fn target_check(target: &Path, read_roots: &[PathBuf]) -> Check {
         }
         Err(e) => fail(
             e.to_string(),
-            "Give a readable ELF, Mach-O or PE/COFF file, or a macOS .app bundle.".into(),
+            "Give a readable ELF, Mach-O or PE/COFF file, a macOS .app bundle, or an archive \
+             (zip, jar, apk, ipa, wheel, ar, asar)."
+                .into(),
         ),
     }
 }

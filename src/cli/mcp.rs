@@ -5,13 +5,18 @@ use std::process::ExitCode;
 
 use rea::catalog::render::LoadedCatalog;
 use rea::server::{Hub, ReaServer, reload};
-use rea::session::{DeepProviders, ReadRoots};
+use rea::session::{DeepProviders, ReadRoots, WriteRoots};
 use rmcp::ServiceExt;
 
 use super::CliError;
 
-pub fn run(prompts_dir: Option<PathBuf>, read_roots: &[PathBuf]) -> Result<ExitCode, CliError> {
+pub fn run(
+    prompts_dir: Option<PathBuf>,
+    read_roots: &[PathBuf],
+    write_roots: &[PathBuf],
+) -> Result<ExitCode, CliError> {
     let roots = ReadRoots::new(read_roots).map_err(|e| CliError::Usage(e.to_string()))?;
+    let write_roots = WriteRoots::new(write_roots).map_err(|e| CliError::Usage(e.to_string()))?;
     // Files only: no radare2 process starts until a target is opened with it.
     let deep = DeepProviders::detect().map_err(|e| CliError::Usage(e.to_string()))?;
     let catalog = match &prompts_dir {
@@ -30,7 +35,7 @@ pub fn run(prompts_dir: Option<PathBuf>, read_roots: &[PathBuf]) -> Result<ExitC
         .build()
         .map_err(|e| CliError::Failed(format!("cannot start the async runtime: {e}")))?;
     runtime.block_on(async move {
-        let hub = Hub::with_deep_providers(catalog, roots, deep);
+        let hub = Hub::with_policies(catalog, roots, write_roots, deep);
         let _watcher =
             match prompts_dir {
                 Some(dir) => Some(reload::watch(hub.clone(), dir.clone()).map_err(|e| {

@@ -35,6 +35,10 @@ enum Command {
         /// Confine every path a tool reads to DIR (repeatable).
         #[arg(long = "read-root", value_name = "DIR")]
         read_roots: Vec<PathBuf>,
+        /// Allow tools that write files (export_evidence_bundle) to write
+        /// under DIR (repeatable). Without it, writing is disabled.
+        #[arg(long = "write-root", value_name = "DIR")]
+        write_roots: Vec<PathBuf>,
     },
     /// Inspect, render and lint the guided prompt catalog.
     Prompts {
@@ -129,7 +133,8 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Mcp {
             prompts_dir,
             read_roots,
-        } => mcp::run(prompts_dir, &read_roots),
+            write_roots,
+        } => mcp::run(prompts_dir, &read_roots, &write_roots),
         Command::Prompts { command } => match command {
             PromptsCommand::List => prompts::list(),
             PromptsCommand::Show { name } => prompts::show(&name),

@@ -13,6 +13,8 @@ use std::sync::{Arc, Mutex};
 use crate::catalog::generated::prompts::PromptName;
 use crate::catalog::spec::{CompletionFamily, MAX_VALUE_SCALARS};
 use crate::matching::{CompletionPage, complete};
+use crate::session::artifact_records::{InspectionPage, inventory_page};
+use crate::session::unknowns::Status;
 use crate::session::{ActiveTarget, DEEP_PROVIDERS, Evidence, Session};
 
 /// What a completion request resolves to.
@@ -53,15 +55,31 @@ struct View {
     target: Option<Arc<ActiveTarget>>,
     current_document: Option<usize>,
     evidence: Vec<Arc<Evidence>>,
+    /// IDs of the unknown heads that are not resolved.
+    unresolved: Vec<String>,
 }
 
-fn view(session: &Mutex<Session>, with_evidence: bool) -> View {
+fn view(session: &Mutex<Session>, family: CompletionFamily) -> View {
     let session = session.lock().unwrap_or_else(|p| p.into_inner());
     View {
         target: session.target().cloned(),
         current_document: session.current_document(),
-        evidence: if with_evidence {
+        evidence: if matches!(
+            family,
+            CompletionFamily::Evidence | CompletionFamily::Manifest | CompletionFamily::Occurrence
+        ) {
             session.ledger().records().cloned().collect()
+        } else {
+            Vec::new()
+        },
+        unresolved: if family == CompletionFamily::Unknown {
+            session
+                .ledger()
+                .unknowns()
+                .heads()
+                .filter(|h| h.state.status != Status::Resolved)
+                .map(|h| h.unknown_id.clone())
+                .collect()
         } else {
             Vec::new()
         },
@@ -74,8 +92,7 @@ fn family_page(
     context: Option<&HashMap<String, String>>,
     session: &Mutex<Session>,
 ) -> CompletionPage {
-    let uses_ledger = family == CompletionFamily::Evidence;
-    let view = view(session, uses_ledger);
+    let view = view(session, family);
     match family {
         CompletionFamily::Document => match &view.target {
             Some(t) => complete(t.document_names(), value),
@@ -89,18 +106,36 @@ fn family_page(
         CompletionFamily::Evidence => {
             complete(view.evidence.iter().map(|e| e.evidence_id.as_str()), value)
         }
-        // These families are projections of records no tool in this build
-        // produces yet: process captures (Evidence of `capture_process_scenario`
-        // whose result validates as a capture), artifact manifests and
-        // occurrences (Evidence of `inventory_artifact` whose result validates
-        // as an inventory page), and residual-unknown heads (the unknowns
-        // registry). They are empty until those tools exist, which is the
-        // truth of this session, not a placeholder answer.
-        CompletionFamily::Capture
-        | CompletionFamily::Manifest
-        | CompletionFamily::Occurrence
-        | CompletionFamily::Unknown => CompletionPage::default(),
+        CompletionFamily::Manifest => {
+            let pages = inventory_pages(&view);
+            complete(pages.iter().map(|p| p.manifest.manifest_id.as_str()), value)
+        }
+        CompletionFamily::Occurrence => {
+            let pages = inventory_pages(&view);
+            complete(
+                pages
+                    .iter()
+                    .flat_map(|p| p.occurrences.items.iter())
+                    .map(|o| o.occurrence_id.as_str()),
+                value,
+            )
+        }
+        // Current heads whose status is not resolved: the unknowns an audit
+        // still has to settle.
+        CompletionFamily::Unknown => complete(view.unresolved.iter().map(String::as_str), value),
+        // Process captures (Evidence of `capture_process_scenario` whose
+        // result validates as a capture): no tool in this build produces
+        // them, so the family is empty, which is the truth of this session.
+        CompletionFamily::Capture => CompletionPage::default(),
     }
+}
+
+/// The retained `inspect_artifact` pages whose results validate.
+fn inventory_pages(view: &View) -> Vec<InspectionPage> {
+    view.evidence
+        .iter()
+        .filter_map(|e| inventory_page(e))
+        .collect()
 }
 
 /// Every address of the document's complete inventory, plus each name that

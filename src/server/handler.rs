@@ -40,7 +40,8 @@ pub struct ReaServer {
 
 impl ReaServer {
     pub fn new(hub: Arc<Hub>) -> ReaServer {
-        let session = Session::new(hub.read_roots().clone(), hub.deep_providers());
+        let session = Session::new(hub.read_roots().clone(), hub.deep_providers())
+            .with_write_roots(hub.write_roots().clone());
         ReaServer {
             hub,
             session: Arc::new(Mutex::new(session)),
@@ -101,9 +102,11 @@ fn tool_definition(tool: ToolName) -> Tool {
     let mut definition = Tool::new(tool.as_str(), description, tools::input_schema(tool));
     if let Some(spec) = spec {
         let read_only = spec.effects.iter().all(|e| *e == Effect::ReadsTarget);
+        // Writing a file may replace one (with overwrite: true).
+        let destructive = spec.effects.contains(&Effect::WritesFiles);
         let annotations = ToolAnnotations::with_title(spec.title.clone())
             .read_only(read_only)
-            .destructive(false);
+            .destructive(destructive);
         definition = definition
             .with_title(spec.title.clone())
             .with_annotations(annotations);

@@ -13,7 +13,7 @@ use rmcp::service::{Peer, RoleServer, SubscriptionSink};
 
 use crate::catalog::render::LoadedCatalog;
 use crate::catalog::validate::Diagnostic;
-use crate::session::{DeepProviders, ReadRoots};
+use crate::session::{DeepProviders, ReadRoots, WriteRoots};
 
 #[derive(Clone)]
 enum Listener {
@@ -28,6 +28,7 @@ pub struct Hub {
     catalog: RwLock<Arc<LoadedCatalog>>,
     listeners: Mutex<Vec<Listener>>,
     read_roots: ReadRoots,
+    write_roots: WriteRoots,
     deep: Arc<DeepProviders>,
 }
 
@@ -43,16 +44,32 @@ impl Hub {
         read_roots: ReadRoots,
         deep: DeepProviders,
     ) -> Arc<Hub> {
+        Hub::with_policies(catalog, read_roots, WriteRoots::default(), deep)
+    }
+
+    /// A hub whose sessions read under `read_roots`, may write under
+    /// `write_roots` (none: writing disabled) and offer `deep`.
+    pub fn with_policies(
+        catalog: Arc<LoadedCatalog>,
+        read_roots: ReadRoots,
+        write_roots: WriteRoots,
+        deep: DeepProviders,
+    ) -> Arc<Hub> {
         Arc::new(Hub {
             catalog: RwLock::new(catalog),
             listeners: Mutex::new(Vec::new()),
             read_roots,
+            write_roots,
             deep: Arc::new(deep),
         })
     }
 
     pub fn read_roots(&self) -> &ReadRoots {
         &self.read_roots
+    }
+
+    pub fn write_roots(&self) -> &WriteRoots {
+        &self.write_roots
     }
 
     pub fn deep_providers(&self) -> Arc<DeepProviders> {

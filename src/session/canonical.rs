@@ -5,6 +5,10 @@
 //! names, no insignificant whitespace, strings escaped as ECMAScript does
 //! (which is what `serde_json` writes: `\b \f \n \r \t`, other controls as
 //! lowercase `\u00xx`, everything else literal), integers in plain decimal.
+//!
+//! Used for Evidence IDs (`ev_`), residual-unknown IDs (`unk_`) and revision
+//! digests, and as the byte form of exported evidence bundles, so equal
+//! content always has one spelling whatever order members arrived in.
 
 use serde_json::Value;
 
@@ -63,6 +67,7 @@ fn write(value: &Value, out: &mut String) -> Result<(), CanonicalError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
     use serde_json::json;
 
     #[test]
@@ -73,6 +78,66 @@ mod tests {
             to_canonical(&v).unwrap(),
             "{\"a\":[true,null,\"x\\n\\u0001\"],\"b\":1,\"\u{1F600}\":2,\"\u{FF21}\":3}"
         );
+    }
+
+    /// JSON without floats, nested a few levels.
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(|n| json!(n)),
+            any::<u64>().prop_map(|n| json!(n)),
+            "\\PC{0,8}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 48, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::btree_map("\\PC{0,6}", inner, 0..6)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    /// Serializes with each object's members rotated by `shift`, so the
+    /// text carries the same members in another order.
+    fn reordered(value: &Value, shift: usize) -> String {
+        match value {
+            Value::Array(items) => format!(
+                "[{}]",
+                items
+                    .iter()
+                    .map(|i| reordered(i, shift))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+            Value::Object(map) => {
+                let mut members: Vec<String> = map
+                    .iter()
+                    .map(|(k, v)| format!("{}:{}", Value::String(k.clone()), reordered(v, shift)))
+                    .collect();
+                if !members.is_empty() {
+                    let n = members.len();
+                    members.rotate_left(shift % n);
+                    members.reverse();
+                }
+                format!("{{{}}}", members.join(","))
+            }
+            other => other.to_string(),
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn canonical_form_is_stable_under_member_reordering(value in json_value(), shift in 0usize..7) {
+            let canonical = to_canonical(&value).unwrap();
+            let text = reordered(&value, shift);
+            let reparsed: Value = serde_json::from_str(&text).unwrap();
+            prop_assert_eq!(&to_canonical(&reparsed).unwrap(), &canonical);
+            // Canonical text is a fixed point and means the same value.
+            let back: Value = serde_json::from_str(&canonical).unwrap();
+            prop_assert_eq!(&back, &value);
+            prop_assert_eq!(to_canonical(&back).unwrap(), canonical);
+        }
     }
 
     #[test]

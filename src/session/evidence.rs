@@ -1,6 +1,7 @@
 //! Evidence records: what a tool observed, content-addressed and carried
 //! inline in every successful tool result.
 
+use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -8,7 +9,7 @@ use sha2::{Digest, Sha256};
 use super::canonical::{CanonicalError, to_canonical};
 
 /// How directly a record reflects the artifact.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Confidence {
     /// Read from the artifact itself.
@@ -76,18 +77,151 @@ impl EvidenceDraft {
     /// what was observed of which artifact by which provider, never where the
     /// file lives or how the result is presented.
     pub fn seal(self) -> Result<Evidence, CanonicalError> {
-        let identity = json!({
+        Ok(Evidence {
+            evidence_id: self.identity()?,
+            body: self,
+        })
+    }
+
+    /// `ev_` + sha256 of the RFC 8785 canonical form of the identity
+    /// projection: operation, subject, provider id and version, parameters
+    /// and result. Provider display name, confidence, limitations, locations
+    /// and the local path are presentation and stay out, so the same
+    /// observation made from another copy of the file has the same address.
+    pub fn identity(&self) -> Result<String, CanonicalError> {
+        let projection = json!({
             "operation": self.operation,
             "subject": self.subject,
             "provider": {"id": self.provider.id, "version": self.provider.version},
             "parameters": self.parameters,
             "result": self.result,
         });
-        let digest = Sha256::digest(to_canonical(&identity)?.as_bytes());
-        Ok(Evidence {
-            evidence_id: format!("ev_{}", hex(&digest)),
-            body: self,
-        })
+        let digest = Sha256::digest(to_canonical(&projection)?.as_bytes());
+        Ok(format!("ev_{}", hex(&digest)))
+    }
+}
+
+/// Why a record read from outside the session (a bundle) was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RecordError {
+    #[error("an Evidence record is malformed: {0}")]
+    Malformed(String),
+    #[error(
+        "Evidence record {claimed} does not match its content (the content addresses {actual}); \
+         the record was altered after it was sealed"
+    )]
+    Tampered { claimed: String, actual: String },
+}
+
+/// The members a serialized record may have. `Evidence` flattens its body,
+/// and serde cannot combine `flatten` with `deny_unknown_fields`, so
+/// [`Evidence::from_value`] checks the member names against this list.
+const RECORD_MEMBERS: [&str; 10] = [
+    "evidence_id",
+    "operation",
+    "subject",
+    "provider",
+    "parameters",
+    "result",
+    "confidence",
+    "limitations",
+    "locations",
+    "local_path",
+];
+
+impl Evidence {
+    /// Parses a record from untrusted JSON: every member must be known, the
+    /// ID well formed, and the ID must be the content address of the body.
+    pub fn from_value(value: Value) -> Result<Evidence, RecordError> {
+        let Value::Object(members) = &value else {
+            return Err(RecordError::Malformed(
+                "a record must be a JSON object".into(),
+            ));
+        };
+        if let Some(unknown) = members
+            .keys()
+            .find(|k| !RECORD_MEMBERS.contains(&k.as_str()))
+        {
+            return Err(RecordError::Malformed(format!(
+                "unknown member `{unknown}`"
+            )));
+        }
+        let evidence: Evidence =
+            serde_json::from_value(value).map_err(|e| RecordError::Malformed(e.to_string()))?;
+        if !is_evidence_id(&evidence.evidence_id) {
+            return Err(RecordError::Malformed(format!(
+                "`{}` is not an Evidence ID (ev_ and 64 lowercase hex digits)",
+                evidence.evidence_id
+            )));
+        }
+        evidence.verify()?;
+        Ok(evidence)
+    }
+
+    /// Recomputes the content address and rejects a record whose ID does not
+    /// match (the same projection as [`EvidenceDraft::seal`]).
+    pub fn verify(&self) -> Result<(), RecordError> {
+        let actual = self
+            .body
+            .identity()
+            .map_err(|e| RecordError::Malformed(e.to_string()))?;
+        if actual == self.evidence_id {
+            Ok(())
+        } else {
+            Err(RecordError::Tampered {
+                claimed: self.evidence_id.clone(),
+                actual,
+            })
+        }
+    }
+}
+
+/// Who stands behind a record: the kinds of authority a residual unknown
+/// may require of the Evidence that resolves it.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Authority {
+    /// Read from the artifact under investigation.
+    ShippedArtifact,
+    /// Observed by replaying the artifact under control.
+    ControlledReplay,
+    /// Taken from an earlier release or published reference.
+    HistoricalReference,
+    /// Reported by a service outside rea.
+    ExternalService,
+    /// Concluded by the analyst (or the registry recording them).
+    AnalystInference,
+}
+
+/// The provider id of residual-unknown mutation records.
+pub const UNKNOWN_REGISTRY_PROVIDER: &str = "rea-unknown-registry";
+
+/// The authority of a record, derived rather than stored: every provider in
+/// this build reads the opened artifact itself (native parser, radare2), so
+/// a record with a subject is `shipped-artifact`; registry mutations and
+/// records without a subject are `analyst-inference`. Deriving keeps the
+/// identity projection (and every existing Evidence ID) unchanged; a
+/// provider with another authority (replay, external service) will need a
+/// stored field, which is when this function changes.
+pub fn authority(evidence: &Evidence) -> Authority {
+    let body = &evidence.body;
+    if body.provider.id == UNKNOWN_REGISTRY_PROVIDER || body.subject.is_none() {
+        Authority::AnalystInference
+    } else {
+        Authority::ShippedArtifact
+    }
+}
+
+impl Confidence {
+    /// observed 3 > derived 2 > inferred 1.
+    pub fn rank(self) -> u8 {
+        match self {
+            Confidence::Observed => 3,
+            Confidence::Derived => 2,
+            Confidence::Inferred => 1,
+        }
     }
 }
 
@@ -140,6 +274,50 @@ mod tests {
         let b = draft("/b/ls", Confidence::Derived).seal().unwrap();
         assert_eq!(a.evidence_id, b.evidence_id);
         assert!(is_evidence_id(&a.evidence_id));
+    }
+
+    #[test]
+    fn records_round_trip_and_tampering_is_detected() {
+        let sealed = draft("/a/ls", Confidence::Observed).seal().unwrap();
+        let value = serde_json::to_value(&sealed).unwrap();
+        assert_eq!(Evidence::from_value(value.clone()).unwrap(), sealed);
+
+        let mut altered = value.clone();
+        altered["result"] = json!(["rm"]);
+        assert!(matches!(
+            Evidence::from_value(altered),
+            Err(RecordError::Tampered { .. })
+        ));
+        // Presentation is not identity: changing it is not tampering.
+        let mut renamed = value.clone();
+        renamed["local_path"] = json!("/elsewhere/ls");
+        assert!(Evidence::from_value(renamed).is_ok());
+
+        let mut extra = value.clone();
+        extra["note"] = json!("smuggled");
+        let err = Evidence::from_value(extra).unwrap_err();
+        assert!(err.to_string().contains("unknown member `note`"), "{err}");
+        let mut bad_id = value;
+        bad_id["evidence_id"] = json!("ev_XYZ");
+        assert!(matches!(
+            Evidence::from_value(bad_id),
+            Err(RecordError::Malformed(_))
+        ));
+        assert!(Evidence::from_value(json!([1])).is_err());
+    }
+
+    #[test]
+    fn authority_is_derived_from_the_provider_and_subject() {
+        let observed = draft("/a", Confidence::Observed).seal().unwrap();
+        assert_eq!(authority(&observed), Authority::ShippedArtifact);
+        let mut registry = draft("/a", Confidence::Derived);
+        registry.provider.id = UNKNOWN_REGISTRY_PROVIDER.into();
+        assert_eq!(
+            authority(&registry.seal().unwrap()),
+            Authority::AnalystInference
+        );
+        assert!(Confidence::Observed.rank() > Confidence::Derived.rank());
+        assert!(Confidence::Derived.rank() > Confidence::Inferred.rank());
     }
 
     #[test]

@@ -8,26 +8,38 @@
 
 pub mod admission;
 mod analysis;
+pub mod artifact_records;
+pub mod artifact_target;
+pub mod bundle;
 pub mod canonical;
 pub mod deep;
 pub mod evidence;
 pub mod ledger;
+pub mod policy;
 mod procedure_index;
+pub mod unknowns;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
+use crate::artifacts::{self, ArtifactError, ArtifactFormat};
 use crate::providers::native::{Extents, FunctionError, NativeImage};
 use crate::providers::radare2::{Radare2Error, Radare2Session};
 use crate::providers::{Inventory, NATIVE_PROVIDER_ID, ProviderError};
 
 pub use admission::{AdmissionError, AdmittedTarget, ReadRoots};
+pub use artifact_target::ArtifactTarget;
+pub use bundle::{BundleError, ExportSummary, ImportSummary};
 pub use deep::{Choice, DEEP_PROVIDERS, DeepProviders, SelectionError, SelectionSource};
-pub use evidence::{Confidence, Evidence, EvidenceDraft, Location, ProviderIdentity, Subject};
+pub use evidence::{
+    Authority, Confidence, Evidence, EvidenceDraft, Location, ProviderIdentity, Subject,
+};
 pub use ledger::{Ledger, LedgerError, Recorded};
+pub use policy::{WriteError, WriteRoots};
 pub use procedure_index::ProcedureIndex;
+pub use unknowns::UnknownError;
 
 /// Identity of the built-in provider, as recorded in Evidence.
 pub fn native_identity() -> ProviderIdentity {
@@ -160,9 +172,22 @@ impl ActiveTarget {
 pub struct Session {
     read_roots: ReadRoots,
     deep: Arc<DeepProviders>,
+    /// The opened artifact as a whole; set whenever a target is open.
+    artifact: Option<Arc<ArtifactTarget>>,
+    /// Its code documents, when it has any (not for archives).
     target: Option<Arc<ActiveTarget>>,
     current_document: usize,
+    /// Evidence records and residual-unknown revisions.
     ledger: Ledger,
+    /// Where tools may write files (empty: nowhere).
+    write_roots: WriteRoots,
+}
+
+/// What [`Session::open`] opened.
+pub struct Opened {
+    pub artifact: Arc<ArtifactTarget>,
+    /// The code view; `None` for an archive.
+    pub binary: Option<Arc<ActiveTarget>>,
 }
 
 /// Why an operation on the session failed.
@@ -170,6 +195,10 @@ pub struct Session {
 pub enum SessionError {
     #[error("no target is open")]
     TargetRequired,
+    #[error("{path} is a {format} archive: it has no code documents to analyse")]
+    NoCodeDocuments { path: String, format: &'static str },
+    #[error(transparent)]
+    Artifact(#[from] ArtifactError),
     #[error(transparent)]
     Admission(#[from] AdmissionError),
     #[error(transparent)]
@@ -184,6 +213,12 @@ pub enum SessionError {
     Ledger(#[from] LedgerError),
     #[error("cannot record Evidence: {0}")]
     Evidence(String),
+    #[error(transparent)]
+    Unknown(#[from] UnknownError),
+    #[error(transparent)]
+    Write(#[from] WriteError),
+    #[error(transparent)]
+    Bundle(#[from] BundleError),
 }
 
 impl Session {
@@ -193,6 +228,16 @@ impl Session {
             deep,
             ..Session::default()
         }
+    }
+
+    /// The session with the operator's write roots.
+    pub fn with_write_roots(mut self, write_roots: WriteRoots) -> Session {
+        self.write_roots = write_roots;
+        self
+    }
+
+    pub fn write_roots(&self) -> &WriteRoots {
+        &self.write_roots
     }
 
     /// The deep providers this server offers.
@@ -208,8 +253,27 @@ impl Session {
         self.target.as_ref()
     }
 
+    /// The code view of the open target. An open archive (which has none)
+    /// is its own error, so the analyst learns why rather than being told
+    /// nothing is open.
     pub fn require_target(&self) -> Result<&Arc<ActiveTarget>, SessionError> {
-        self.target.as_ref().ok_or(SessionError::TargetRequired)
+        match (&self.target, &self.artifact) {
+            (Some(target), _) => Ok(target),
+            (None, Some(artifact)) => Err(SessionError::NoCodeDocuments {
+                path: artifact.display.clone(),
+                format: artifact.format.as_str(),
+            }),
+            (None, None) => Err(SessionError::TargetRequired),
+        }
+    }
+
+    /// The opened artifact as a whole (any target, archives included).
+    pub fn artifact(&self) -> Option<&Arc<ArtifactTarget>> {
+        self.artifact.as_ref()
+    }
+
+    pub fn require_artifact(&self) -> Result<&Arc<ArtifactTarget>, SessionError> {
+        self.artifact.as_ref().ok_or(SessionError::TargetRequired)
     }
 
     pub fn ledger(&self) -> &Ledger {
@@ -222,12 +286,35 @@ impl Session {
 
     /// Opens `path` and makes it the active target. On failure the previous
     /// target stays active.
-    pub fn open(
-        &mut self,
-        path: &Path,
+    ///
+    /// Archives (zip family, `ar`, `.asar`) are opened as artifacts only;
+    /// everything else must be a binary the native provider reads (a plain
+    /// file, a universal Mach-O, or an `.app` bundle's executable), whose
+    /// artifact view is the file or the bundle.
+    pub fn open(&mut self, path: &Path, provider_id: Option<&str>) -> Result<Opened, SessionError> {
+        let admitted = admission::admit(path, &self.read_roots)?;
+        let display = admitted.requested.display().to_string();
+        let root = admitted
+            .bundle
+            .clone()
+            .unwrap_or_else(|| admitted.file.clone());
+        let format = artifacts::sniff(&root)?.unwrap_or(ArtifactFormat::File);
+        let binary = match format {
+            ArtifactFormat::Zip | ArtifactFormat::Ar | ArtifactFormat::Asar => None,
+            _ => Some(self.open_binary(admitted, provider_id)?),
+        };
+        let artifact = Arc::new(ArtifactTarget::new(root, display, format)?);
+        self.artifact = Some(artifact.clone());
+        self.target = binary.clone();
+        self.current_document = 0;
+        Ok(Opened { artifact, binary })
+    }
+
+    fn open_binary(
+        &self,
+        admitted: AdmittedTarget,
         provider_id: Option<&str>,
     ) -> Result<Arc<ActiveTarget>, SessionError> {
-        let admitted = admission::admit(path, &self.read_roots)?;
         let image = NativeImage::open(&admitted.file)?;
         let (binding, backend) = match self.deep.select(provider_id, image.format())? {
             Choice::Native(selection_source) => (
@@ -270,17 +357,17 @@ impl Session {
         });
         // Identity is part of every record; compute it while opening.
         let _ = target.image.sha256();
-        self.target = Some(target.clone());
-        self.current_document = 0;
         Ok(target)
     }
 
-    /// Closes the target and clears everything the session owns.
+    /// Closes the target and clears everything the session owns: the
+    /// ledger takes the residual-unknown registry with it.
     pub fn close(&mut self) -> Result<String, SessionError> {
-        let target = self.target.take().ok_or(SessionError::TargetRequired)?;
+        let artifact = self.artifact.take().ok_or(SessionError::TargetRequired)?;
+        self.target = None;
         self.ledger = Ledger::default();
         self.current_document = 0;
-        Ok(target.display_path())
+        Ok(artifact.display.clone())
     }
 
     /// Resolves an optional document name to an index (default: current).

@@ -2,16 +2,23 @@
 //! remediation that says what to do next.
 
 use serde::Serialize;
+use serde_json::{Value, json};
 
+use crate::artifacts::ArtifactError;
 use crate::providers::ProviderError;
 use crate::providers::native::FunctionError;
-use crate::session::{LedgerError, SelectionError, SessionError};
+use crate::session::{BundleError, LedgerError, SelectionError, SessionError, UnknownError};
+use crate::tools::compare::{DossierError, FetchError};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ToolError {
     pub code: &'static str,
     pub message: String,
     pub remediation: String,
+    /// Structured detail a client can act on without parsing the message
+    /// (e.g. the current head on a revision conflict); absent when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
 }
 
 impl ToolError {
@@ -24,7 +31,25 @@ impl ToolError {
             code,
             message: message.into(),
             remediation: remediation.into(),
+            data: None,
         }
+    }
+
+    /// The same error with structured detail.
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// A mutation or write was attempted without `approved: true`.
+    pub fn approval_required(tool: &str) -> Self {
+        ToolError::new(
+            "approval_required",
+            format!("{tool} changes state and needs explicit approval"),
+            format!(
+                "Ask the user to approve this {tool} call, then repeat it with approved: true."
+            ),
+        )
     }
 
     pub fn invalid_arguments(message: impl Into<String>) -> Self {
@@ -43,8 +68,15 @@ impl From<SessionError> for ToolError {
             SessionError::TargetRequired => ToolError::new(
                 "target_required",
                 "no target is open",
-                "Open an executable or .app bundle with open_binary first.",
+                "Open an executable, .app bundle or archive with open_binary first.",
             ),
+            SessionError::NoCodeDocuments { .. } => ToolError::new(
+                "no_code_documents",
+                message,
+                "inspect_artifact lists what the archive holds; the code tools need an executable, \
+                 so open one of its binaries as a file in its own right.",
+            ),
+            SessionError::Artifact(a) => a.into(),
             SessionError::Admission(a) => ToolError::new(a.code(), message, a.remediation()),
             SessionError::Provider(p) => provider_error(p, message),
             SessionError::Function(FunctionError::Provider(p)) => provider_error(p, message),
@@ -85,11 +117,10 @@ impl From<SessionError> for ToolError {
                 "Pass an explicit provider_id: one of the deep candidates binary_session lists, or native.",
             ),
             SessionError::Radare2(e) => ToolError::new(e.code(), message, e.remediation()),
-            SessionError::Ledger(LedgerError::Full { .. }) => ToolError::new(
-                "ledger_full",
-                message,
-                "Close the target with close_binary to clear the ledger, or start a new session.",
-            ),
+            SessionError::Ledger(e) => ledger_error(e, message),
+            SessionError::Unknown(e) => unknown_error(e, message),
+            SessionError::Write(e) => ToolError::new(e.code(), message, e.remediation()),
+            SessionError::Bundle(e) => bundle_error(e, message),
             SessionError::Evidence(_) => ToolError::new(
                 "evidence_error",
                 message,
@@ -97,6 +128,104 @@ impl From<SessionError> for ToolError {
             ),
         }
     }
+}
+
+impl From<ArtifactError> for ToolError {
+    fn from(e: ArtifactError) -> Self {
+        ToolError::new(e.code(), e.to_string(), e.remediation())
+    }
+}
+
+fn ledger_error(e: LedgerError, message: String) -> ToolError {
+    match e {
+        LedgerError::Full { .. } => ToolError::new(
+            "ledger_full",
+            message,
+            "Save the investigation with export_evidence_bundle, then close_binary to clear the \
+             ledger, or start a new session.",
+        ),
+        LedgerError::Integrity { .. } => ToolError::new(
+            "integrity_error",
+            message,
+            "The session already holds a different record under this ID; the incoming copy was \
+             altered. Export from the original session again.",
+        ),
+    }
+}
+
+fn unknown_error(e: UnknownError, message: String) -> ToolError {
+    match e {
+        UnknownError::Invalid(_) => ToolError::invalid_arguments(message),
+        UnknownError::NotFound(_) => ToolError::new(
+            "unknown_not_found",
+            message,
+            "List the current unknowns with list_unknowns and pass one of their unknown_id values.",
+        ),
+        UnknownError::AlreadyExists(_) => ToolError::new(
+            "already_exists",
+            message,
+            "Update the existing unknown with update_unknown (list_unknowns shows its revision).",
+        ),
+        UnknownError::RevisionConflict { head, .. } => ToolError::new(
+            "revision_conflict",
+            message,
+            "Someone changed the unknown since you read it: review data.current_head, then \
+             repeat update_unknown with expected_revision set to its revision.",
+        )
+        .with_data(json!({"current_head": head})),
+        UnknownError::InvalidTransition(_) => ToolError::new(
+            "invalid_transition",
+            message,
+            "resolved needs a resolution (and only resolved has one); contradicted needs \
+             contradicting Evidence; a verified resolution needs supporting Evidence that meets \
+             the required authority and confidence (see verify_unknown_resolution).",
+        ),
+        UnknownError::EvidenceNotFound(_) => evidence_not_found(message),
+        UnknownError::Integrity(_) => ToolError::new(
+            "integrity_error",
+            message,
+            "The bundle or record was altered or is incomplete; export it again from the \
+             original session.",
+        ),
+        UnknownError::Ledger(e) => ledger_error(e, message),
+    }
+}
+
+fn bundle_error(e: BundleError, message: String) -> ToolError {
+    match e {
+        BundleError::Io { .. } => ToolError::new(
+            "io_error",
+            message,
+            "Check that the bundle file exists and is readable.",
+        ),
+        BundleError::TooLarge { .. } => ToolError::new(
+            "bundle_too_large",
+            message,
+            "Import a bundle written by export_evidence_bundle; a session's bundle never exceeds \
+             the limit.",
+        ),
+        BundleError::Invalid(_) => ToolError::new(
+            "invalid_bundle",
+            message,
+            "Import a file written by export_evidence_bundle, unmodified.",
+        ),
+        BundleError::Record { .. } => ToolError::new(
+            "integrity_error",
+            message,
+            "A record in the bundle was altered or is malformed; nothing was imported. Export the \
+             bundle again from the original session.",
+        ),
+    }
+}
+
+/// An Evidence ID that is well formed but not held.
+pub fn evidence_not_found(message: impl Into<String>) -> ToolError {
+    ToolError::new(
+        "evidence_not_found",
+        message,
+        "Find held records with list_evidence; Evidence from a closed session is gone unless it \
+         was exported and imported with import_evidence_bundle.",
+    )
 }
 
 fn provider_error(e: ProviderError, message: String) -> ToolError {
@@ -107,7 +236,8 @@ fn provider_error(e: ProviderError, message: String) -> ToolError {
         ProviderError::UnsupportedFormat { .. } => ToolError::new(
             "unsupported_format",
             message,
-            "Open an ELF, Mach-O (thin or universal) or PE/COFF file, or a macOS .app bundle.",
+            "Open an ELF, Mach-O (thin or universal) or PE/COFF file, a macOS .app bundle, or an \
+             archive (zip, jar, apk, ipa, wheel, ar, asar) for inspect_artifact.",
         ),
         ProviderError::Malformed { .. } => ToolError::new(
             "malformed_binary",
@@ -126,5 +256,30 @@ impl From<ProviderError> for ToolError {
     fn from(e: ProviderError) -> Self {
         let message = e.to_string();
         provider_error(e, message)
+    }
+}
+
+impl From<FetchError> for ToolError {
+    fn from(e: FetchError) -> Self {
+        let message = e.to_string();
+        match e {
+            FetchError::Malformed { .. } => ToolError::invalid_arguments(message),
+            FetchError::NotRetained { .. } => evidence_not_found(message),
+            FetchError::WrongKind { expected, .. } => ToolError::new(
+                "wrong_evidence_kind",
+                message,
+                format!("Pass the evidence_id of a retained {expected} result."),
+            ),
+        }
+    }
+}
+
+impl From<DossierError> for ToolError {
+    fn from(e: DossierError) -> Self {
+        ToolError::new(
+            "invalid_evidence",
+            e.to_string(),
+            "Re-run analyze_function on the procedure and compare the new Evidence.",
+        )
     }
 }

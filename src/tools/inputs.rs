@@ -7,6 +7,8 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use super::ToolError;
+use crate::session::unknowns::{Probe, Relationship, Resolution, Severity, Status};
+use crate::session::{Authority, Confidence};
 
 pub(crate) fn parse<T: DeserializeOwned>(arguments: JsonObject) -> Result<T, ToolError> {
     serde_json::from_value(serde_json::Value::Object(arguments))
@@ -221,4 +223,236 @@ pub struct BuildCallPathInput {
     /// Document to search; the current document when omitted.
     #[serde(default)]
     pub document: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListEvidenceInput {
+    /// Only records of this operation (exact name, e.g. `list_procedures`).
+    #[serde(default)]
+    pub operation: Option<String>,
+    /// Index of the first record to return (default 0).
+    #[serde(default)]
+    pub offset: Option<u64>,
+    /// Page size, 1-500 (default 100).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 500))]
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetEvidenceInput {
+    /// `ev_` and 64 lowercase hex digits, as list_evidence returns it.
+    pub evidence_id: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExportEvidenceBundleInput {
+    /// Output file, inside one of the operator's write roots.
+    pub path: String,
+    /// Must be true: the user approved writing this file.
+    #[serde(default)]
+    pub approved: bool,
+    /// Replace the file if it exists (default false).
+    #[serde(default)]
+    pub overwrite: bool,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ImportEvidenceBundleInput {
+    /// A bundle file written by export_evidence_bundle, under the read roots.
+    pub path: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecordUnknownInput {
+    /// The open question (1-1000 characters; whitespace runs count as one).
+    pub question: String,
+    /// The area it belongs to, e.g. `networking` (1-100 characters).
+    pub domain: String,
+    pub severity: Severity,
+    /// Held Evidence that bears on the question (at most 100).
+    #[serde(default)]
+    pub supporting_evidence_ids: Vec<String>,
+    /// Held Evidence that contradicts a working answer (at most 100).
+    #[serde(default)]
+    pub contradicting_evidence_ids: Vec<String>,
+    /// The authority resolving Evidence must have.
+    #[serde(default)]
+    pub required_authority: Option<Authority>,
+    /// The least confidence resolving Evidence must have.
+    #[serde(default)]
+    pub required_confidence: Option<Confidence>,
+    /// Probes that might settle it (at most 20).
+    #[serde(default)]
+    pub recommended_probes: Vec<Probe>,
+    /// Links to existing unknowns (at most 100; depends-on may not cycle).
+    #[serde(default)]
+    pub relationships: Vec<Relationship>,
+    /// Must be true: the user approved recording this unknown.
+    #[serde(default)]
+    pub approved: bool,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListUnknownsInput {
+    #[serde(default)]
+    pub status: Option<Status>,
+    #[serde(default)]
+    pub severity: Option<Severity>,
+    /// Exact domain.
+    #[serde(default)]
+    pub domain: Option<String>,
+    /// Index of the first head to return (default 0).
+    #[serde(default)]
+    pub offset: Option<u64>,
+    /// Page size, 1-500 (default 100).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 500))]
+    pub limit: Option<u32>,
+}
+
+/// The whole new state; what is omitted becomes empty.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateUnknownInput {
+    pub unknown_id: String,
+    /// The head revision this update replaces (compare-and-swap).
+    pub expected_revision: u64,
+    pub status: Status,
+    pub severity: Severity,
+    #[serde(default)]
+    pub supporting_evidence_ids: Vec<String>,
+    #[serde(default)]
+    pub contradicting_evidence_ids: Vec<String>,
+    #[serde(default)]
+    pub required_authority: Option<Authority>,
+    #[serde(default)]
+    pub required_confidence: Option<Confidence>,
+    #[serde(default)]
+    pub recommended_probes: Vec<Probe>,
+    #[serde(default)]
+    pub relationships: Vec<Relationship>,
+    /// Required exactly when status is resolved.
+    #[serde(default)]
+    pub resolution: Option<Resolution>,
+    /// Must be true: the user approved this change.
+    #[serde(default)]
+    pub approved: bool,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VerifyUnknownResolutionInput {
+    pub unknown_id: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CompareFunctionsInput {
+    /// Evidence ID (`ev_…`) of a retained analyze_function result: the left (older, original) side.
+    pub left_evidence_id: String,
+    /// Evidence ID (`ev_…`) of a retained analyze_function result: the right (newer, reconstructed) side.
+    pub right_evidence_id: String,
+}
+
+/// The outcome a claim expects on its dimension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ExpectedOutcome {
+    /// Both sides seen completely and equal.
+    Unchanged,
+    /// Any observed difference (changed, added or removed).
+    Changed,
+    /// Only additions on the right side.
+    Added,
+    /// Only removals from the left side.
+    Removed,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClaimSpec {
+    /// Unique within the specification; 1-128 characters.
+    pub claim_id: String,
+    /// What the claim asserts, for people; 1-512 characters.
+    pub title: String,
+    /// Evidence ID (`ev_…`) of a retained comparison (compare_functions or another comparison tool).
+    pub comparison_evidence_id: String,
+    /// The comparison dimension the claim is about, e.g. `instructions`, `callees`; 1-64 characters.
+    pub dimension: String,
+    /// The outcome expected on that dimension.
+    pub expected: ExpectedOutcome,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReconstructionSpec {
+    /// Must be 1.
+    pub schema_version: u32,
+    /// Name of the specification; 1-256 characters.
+    pub name: String,
+    /// 1-100 claims with unique claim ids.
+    #[schemars(length(min = 1, max = 100))]
+    pub claims: Vec<ClaimSpec>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VerifyReconstructionInput {
+    /// A finite reconstruction specification.
+    pub specification: ReconstructionSpec,
+}
+
+/// Input of `inspect_artifact`: traversal limits and one page of each list.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InspectArtifactInput {
+    /// Traversal limits; each field defaults to (and may not exceed) its maximum.
+    #[serde(default)]
+    pub limits: Option<crate::artifacts::Limits>,
+    /// First occurrence of the page (default 0).
+    #[serde(default)]
+    pub occurrence_offset: Option<u64>,
+    /// Occurrences per page, 1-500 (default 100).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 500))]
+    pub occurrence_limit: Option<u32>,
+    /// First node (distinct content) of the page (default 0).
+    #[serde(default)]
+    pub node_offset: Option<u64>,
+    /// Nodes per page, 1-500 (default 100).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 500))]
+    pub node_limit: Option<u32>,
+    /// First edge of the page (default 0).
+    #[serde(default)]
+    pub edge_offset: Option<u64>,
+    /// Edges per page, 1-500 (default 100).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 500))]
+    pub edge_limit: Option<u32>,
+}
+
+/// Input of `compare_artifacts`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CompareArtifactsInput {
+    /// The earlier side: a manifest id (`agm_…`) or the evidence_id of one of
+    /// its `inspect_artifact` pages.
+    pub left: String,
+    /// The later side, the same way.
+    pub right: String,
+    /// First change of the page (default 0).
+    #[serde(default)]
+    pub offset: Option<u64>,
+    /// Changes per page, 1-500 (default 100).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 500))]
+    pub limit: Option<u32>,
 }

@@ -9,11 +9,22 @@ use super::inputs::{
 };
 use super::{CATALOG, HandlerResult, ToolName, availability};
 use crate::session::ledger::{MAX_BYTES, MAX_RECORDS};
-use crate::session::{Location, Session, native_identity};
+use std::sync::Arc;
+
+use crate::session::{
+    ActiveTarget, ArtifactTarget, Confidence, EvidenceDraft, Location, Session, native_identity,
+};
 
 /// Session status. Reads state only and records no Evidence, so calling it
 /// twice with nothing in between returns the same value.
 pub(crate) fn binary_session(_: BinarySessionInput, session: &mut Session) -> HandlerResult {
+    let artifact = session.artifact().map(|a| {
+        json!({
+            "path": a.display,
+            "format": a.format.as_str(),
+            "has_code_documents": a.has_code(),
+        })
+    });
     let target = session.target().map(|t| {
         let documents = t.document_names();
         json!({
@@ -34,7 +45,8 @@ pub(crate) fn binary_session(_: BinarySessionInput, session: &mut Session) -> Ha
         })
         .collect();
     let result = json!({
-        "open": target.is_some(),
+        "open": artifact.is_some(),
+        "artifact": artifact,
         "target": target,
         "binding": session.target().map(|t| &t.binding),
         "providers": {
@@ -46,9 +58,16 @@ pub(crate) fn binary_session(_: BinarySessionInput, session: &mut Session) -> Ha
         },
         "ledger": {
             "records": session.ledger().len(),
+            "unknown_heads": session.ledger().unknowns().heads().count(),
+            "unknown_revisions": session.ledger().unknowns().revision_count(),
+            "entries": session.ledger().entries(),
             "bytes": session.ledger().bytes(),
             "max_records": MAX_RECORDS,
             "max_bytes": MAX_BYTES,
+        },
+        "write_policy": {
+            "enabled": session.write_roots().is_enabled(),
+            "write_roots": session.write_roots().roots().iter().map(|r| r.display().to_string()).collect::<Vec<_>>(),
         },
         "read_roots": session.read_roots().is_confined().then(|| {
             session.read_roots().roots().iter().map(|r| r.display().to_string()).collect::<Vec<_>>()
@@ -59,7 +78,20 @@ pub(crate) fn binary_session(_: BinarySessionInput, session: &mut Session) -> Ha
 }
 
 pub(crate) fn open_binary(input: OpenBinaryInput, session: &mut Session) -> HandlerResult {
-    let target = session.open(Path::new(&input.path), input.provider_id.as_deref())?;
+    let opened = session.open(Path::new(&input.path), input.provider_id.as_deref())?;
+    match &opened.binary {
+        Some(target) => open_binary_result(&input, target, &opened.artifact, session),
+        None => open_archive_result(&input, &opened.artifact, session),
+    }
+}
+
+/// A binary (or bundle, or universal file): its code documents and binding.
+fn open_binary_result(
+    input: &OpenBinaryInput,
+    target: &Arc<ActiveTarget>,
+    artifact: &ArtifactTarget,
+    session: &mut Session,
+) -> HandlerResult {
     let documents = target.document_names();
     let identity = json!({
         "format": target.image.format().as_str(),
@@ -77,14 +109,7 @@ pub(crate) fn open_binary(input: OpenBinaryInput, session: &mut Session) -> Hand
         identity.clone(),
         Vec::new(),
     );
-    draft.locations = vec![Location::ArtifactPath {
-        path: target
-            .admitted
-            .file
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-    }];
+    draft.locations = vec![file_name_location(&target.admitted.file)];
     let evidence = session.record(draft)?;
     let mut result = identity;
     result["path"] = json!(target.display_path());
@@ -95,14 +120,66 @@ pub(crate) fn open_binary(input: OpenBinaryInput, session: &mut Session) -> Hand
             .as_ref()
             .map(|b| b.display().to_string())
     );
+    result["artifact_format"] = json!(artifact.format.as_str());
     result["current_document"] = json!(documents.first());
     Ok((result, Some(evidence)))
 }
 
-/// Records no Evidence: the ledger it would go into is being cleared.
+/// An archive: identity only; there are no documents and no binding.
+fn open_archive_result(
+    input: &OpenBinaryInput,
+    artifact: &ArtifactTarget,
+    session: &mut Session,
+) -> HandlerResult {
+    let sha256 = artifact.file_sha256().unwrap_or_default().to_string();
+    let identity = json!({
+        "format": artifact.format.as_str(),
+        "sha256": sha256,
+        "documents": [],
+        "binding": null,
+    });
+    let draft = EvidenceDraft {
+        operation: ToolName::OpenBinary.as_str().to_string(),
+        subject: Some(artifact.subject(&sha256)),
+        provider: native_identity(),
+        parameters: json!({"provider_id": input.provider_id.as_deref().unwrap_or("auto")}),
+        result: identity.clone(),
+        confidence: Confidence::Observed,
+        limitations: vec![
+            "An archive has no code documents: inspect_artifact lists its contents; nothing is \
+             extracted."
+                .into(),
+        ],
+        locations: vec![file_name_location(&artifact.root)],
+        local_path: Some(artifact.display.clone()),
+    };
+    let evidence = session.record(draft)?;
+    let mut result = identity;
+    result["path"] = json!(artifact.display);
+    result["bundle"] = Value::Null;
+    result["artifact_format"] = json!(artifact.format.as_str());
+    result["current_document"] = Value::Null;
+    result["next"] = json!("inspect_artifact");
+    Ok((result, Some(evidence)))
+}
+
+fn file_name_location(path: &Path) -> Location {
+    Location::ArtifactPath {
+        path: path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    }
+}
+
+/// Records no Evidence: the ledger it would go into (with the
+/// residual-unknown registry) is being cleared.
 pub(crate) fn close_binary(_: CloseBinaryInput, session: &mut Session) -> HandlerResult {
     let closed = session.close()?;
-    Ok((json!({"closed": closed, "ledger_cleared": true}), None))
+    Ok((
+        json!({"closed": closed, "ledger_cleared": true, "unknowns_cleared": true}),
+        None,
+    ))
 }
 
 pub(crate) fn set_current_document(

@@ -7,7 +7,9 @@
 //! the Evidence record inline (`null` for pure session-control tools); every
 //! failure is `{error: {code, message, remediation}}` and carries no Evidence.
 
+mod artifacts;
 mod code;
+pub mod compare;
 mod errors;
 mod inputs;
 mod inventory;
@@ -16,9 +18,11 @@ mod lifecycle;
 mod paging;
 mod pattern;
 mod procedures;
+mod records;
 mod search;
 mod strings;
 mod trace;
+mod unknowns;
 
 use std::sync::{Arc, LazyLock};
 
@@ -69,6 +73,20 @@ pub fn input_schema(tool: ToolName) -> Arc<JsonObject> {
         }
         ToolName::TraceFeature => schema_for_type::<inputs::TraceFeatureInput>(),
         ToolName::BuildCallPath => schema_for_type::<inputs::BuildCallPathInput>(),
+        ToolName::CompareFunctions => schema_for_type::<inputs::CompareFunctionsInput>(),
+        ToolName::VerifyReconstruction => schema_for_type::<inputs::VerifyReconstructionInput>(),
+        ToolName::InspectArtifact => schema_for_type::<inputs::InspectArtifactInput>(),
+        ToolName::CompareArtifacts => schema_for_type::<inputs::CompareArtifactsInput>(),
+        ToolName::ListEvidence => schema_for_type::<inputs::ListEvidenceInput>(),
+        ToolName::GetEvidence => schema_for_type::<inputs::GetEvidenceInput>(),
+        ToolName::ExportEvidenceBundle => schema_for_type::<inputs::ExportEvidenceBundleInput>(),
+        ToolName::ImportEvidenceBundle => schema_for_type::<inputs::ImportEvidenceBundleInput>(),
+        ToolName::RecordUnknown => schema_for_type::<inputs::RecordUnknownInput>(),
+        ToolName::ListUnknowns => schema_for_type::<inputs::ListUnknownsInput>(),
+        ToolName::UpdateUnknown => schema_for_type::<inputs::UpdateUnknownInput>(),
+        ToolName::VerifyUnknownResolution => {
+            schema_for_type::<inputs::VerifyUnknownResolutionInput>()
+        }
     }
 }
 
@@ -101,13 +119,28 @@ impl ToolOutput {
 /// Whether a tool can run now, and why not.
 pub fn availability(tool: ToolName, session: &Session) -> Result<(), &'static str> {
     let needs_target = spec(tool).is_some_and(|s| s.requires_target);
-    if needs_target && session.target().is_none() {
+    if needs_target && session.artifact().is_none() {
         return Err("target_required");
+    }
+    if needs_target && !artifact_tool(tool) && session.target().is_none() {
+        return Err("no_code_documents");
     }
     if spec(tool).is_some_and(|s| s.effects.contains(&Effect::LaunchesProcess)) {
         return Err("policy_disabled");
     }
+    // Writing is off until the operator names a write root.
+    if spec(tool).is_some_and(|s| s.effects.contains(&Effect::WritesFiles))
+        && !session.write_roots().is_enabled()
+    {
+        return Err("policy_disabled");
+    }
     Ok(())
+}
+
+/// Tools that read the opened artifact as a whole, so an archive (which has
+/// no code documents) serves them.
+fn artifact_tool(tool: ToolName) -> bool {
+    matches!(tool, ToolName::CloseBinary | ToolName::InspectArtifact)
 }
 
 /// Runs one tool against the session. `progress` receives `(done, total)`
@@ -169,6 +202,42 @@ pub fn call(
         }
         ToolName::BuildCallPath => {
             inputs::parse(arguments).and_then(|i| trace::build_call_path(i, session, progress))
+        }
+        ToolName::CompareFunctions => {
+            inputs::parse(arguments).and_then(|i| compare::compare_functions(i, session))
+        }
+        ToolName::VerifyReconstruction => {
+            inputs::parse(arguments).and_then(|i| compare::verify_reconstruction(i, session))
+        }
+        ToolName::InspectArtifact => {
+            inputs::parse(arguments).and_then(|i| artifacts::inspect_artifact(i, session))
+        }
+        ToolName::CompareArtifacts => {
+            inputs::parse(arguments).and_then(|i| compare::artifacts::compare_artifacts(i, session))
+        }
+        ToolName::ListEvidence => {
+            inputs::parse(arguments).and_then(|i| records::list_evidence(i, session))
+        }
+        ToolName::GetEvidence => {
+            inputs::parse(arguments).and_then(|i| records::get_evidence(i, session))
+        }
+        ToolName::ExportEvidenceBundle => {
+            inputs::parse(arguments).and_then(|i| records::export_evidence_bundle(i, session))
+        }
+        ToolName::ImportEvidenceBundle => {
+            inputs::parse(arguments).and_then(|i| records::import_evidence_bundle(i, session))
+        }
+        ToolName::RecordUnknown => {
+            inputs::parse(arguments).and_then(|i| unknowns::record_unknown(i, session))
+        }
+        ToolName::ListUnknowns => {
+            inputs::parse(arguments).and_then(|i| unknowns::list_unknowns(i, session))
+        }
+        ToolName::UpdateUnknown => {
+            inputs::parse(arguments).and_then(|i| unknowns::update_unknown(i, session))
+        }
+        ToolName::VerifyUnknownResolution => {
+            inputs::parse(arguments).and_then(|i| unknowns::verify_unknown_resolution(i, session))
         }
     };
     match outcome {

@@ -47,15 +47,20 @@ impl PageRequest {
         &items[self.range(items.len())]
     }
 
+    /// Where the next page starts, when there is one.
+    pub fn next_offset(&self, total: usize) -> Option<usize> {
+        let end = self.range(total).end;
+        (end < total).then_some(end)
+    }
+
     /// Writes the continuation fields for `total` items into `result`.
     pub fn annotate(&self, total: usize, result: &mut Value) {
-        let end = self.range(total).end;
-        let has_more = end < total;
+        let next = self.next_offset(total);
         result["offset"] = json!(self.offset);
         result["limit"] = json!(self.limit);
         result["total"] = json!(total);
-        result["next_offset"] = if has_more { json!(end) } else { Value::Null };
-        result["has_more"] = json!(has_more);
+        result["next_offset"] = json!(next);
+        result["has_more"] = json!(next.is_some());
     }
 }
 

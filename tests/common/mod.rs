@@ -381,3 +381,28 @@ pub fn rea_procedures(path: &Path) -> Vec<(u64, Option<String>)> {
         })
         .collect()
 }
+
+/// Lowercase hex sha256 of a file's bytes.
+pub fn sha256_file(path: &Path) -> String {
+    use sha2::{Digest, Sha256};
+    let bytes = std::fs::read(path).expect("read file to hash");
+    Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// `(claim_id, verdict)` of each claim a `verify_reconstruction` result judged.
+pub fn claim_verdicts(result: &Value) -> Vec<(&str, &str)> {
+    result["claims"]
+        .as_array()
+        .expect("claims")
+        .iter()
+        .map(|c| {
+            (
+                c["claim_id"].as_str().expect("claim_id"),
+                c["verdict"].as_str().expect("verdict"),
+            )
+        })
+        .collect()
+}

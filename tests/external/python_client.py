@@ -7,7 +7,9 @@ MODE is `legacy` (ClientSession, initialize handshake), `modern` (Client in
 auto mode, which negotiates 2026-07-28 with a dual-era server) or `reload`
 (two modern clients on one prompts directory: one subscribed to prompt
 changes, one not). The plan is a list of steps; the results are their wire
-answers, so the Rust test that calls this script makes every assertion.
+answers, so the Rust test that calls this script makes every assertion. A
+string "$N.path.to.field" in a step is replaced by that field of step N's
+answer (ids the server returned earlier in the same plan).
 """
 
 import asyncio
@@ -24,9 +26,26 @@ def wire(model):
     return model.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
+def resolve(value, results):
+    """Replace every string "$N.a.b.0.c" in a step with that part of the
+    wire answer of step N, so a plan can use ids the server returned."""
+    if isinstance(value, str) and value.startswith("$") and value[1:2].isdigit():
+        index, *path = value[1:].split(".")
+        found = results[int(index)]
+        for part in path:
+            found = found[int(part)] if isinstance(found, list) else found[part]
+        return found
+    if isinstance(value, dict):
+        return {k: resolve(v, results) for k, v in value.items()}
+    if isinstance(value, list):
+        return [resolve(v, results) for v in value]
+    return value
+
+
 async def run_steps(api, steps):
     results = []
     for step in steps:
+        step = resolve(step, results)
         op = step["op"]
         try:
             if op == "list_prompts":

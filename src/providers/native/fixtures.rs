@@ -470,3 +470,17 @@ pub(crate) fn fixture(name: &str) -> Option<std::path::PathBuf> {
         None
     }
 }
+
+/// A file written into its own temporary directory (removed on drop).
+pub(crate) struct TempFile {
+    _dir: tempfile::TempDir,
+    pub path: std::path::PathBuf,
+}
+
+/// Writes `bytes` to `name` in a fresh temporary directory.
+pub(crate) fn temp_file(name: &str, bytes: &[u8]) -> TempFile {
+    let dir = tempfile::tempdir().expect("create a temporary directory");
+    let path = dir.path().join(name);
+    std::fs::write(&path, bytes).expect("write a temporary file");
+    TempFile { _dir: dir, path }
+}

@@ -7,24 +7,13 @@ use std::path::{Path, PathBuf};
 use proptest::prelude::*;
 use sha2::{Digest, Sha256};
 
-use super::fixtures::{self, ELF_ENTRY, ELF_TEXT, MACHO_TEXT, run, skip_or_fail, tool_available};
+use super::fixtures::{
+    self, ELF_ENTRY, ELF_TEXT, MACHO_TEXT, TempFile, run, skip_or_fail, temp_file, tool_available,
+};
 use super::{NativeImage, documents::architecture_name, hex};
 use crate::providers::{Format, Inventory, Procedure, ProviderError, format_address};
 
 // ---------------------------------------------------------------- support
-
-/// A file written into its own temporary directory (removed on drop).
-struct TempFile {
-    _dir: tempfile::TempDir,
-    path: PathBuf,
-}
-
-fn temp_file(name: &str, bytes: &[u8]) -> TempFile {
-    let dir = tempfile::tempdir().expect("create a temporary directory");
-    let path = dir.path().join(name);
-    std::fs::write(&path, bytes).expect("write a temporary file");
-    TempFile { _dir: dir, path }
-}
 
 fn open_bytes(name: &str, bytes: &[u8]) -> (TempFile, Result<NativeImage, ProviderError>) {
     let file = temp_file(name, bytes);

@@ -9,11 +9,10 @@ mod oracles;
 mod properties;
 mod scanner;
 
-use std::path::PathBuf;
-
 use super::collector::Found;
 use super::printable::printable_slow;
 use super::*;
+use crate::providers::native::fixtures::temp_file;
 
 // ------------------------------------------------------------ support
 
@@ -84,17 +83,4 @@ fn assert_well_formed(table: &StringTable) {
             .iter()
             .any(|line| line.contains("reached its cap"))
     });
-}
-
-/// A file written into its own temporary directory (removed on drop).
-struct TempFile {
-    _dir: tempfile::TempDir,
-    path: PathBuf,
-}
-
-fn temp_file(name: &str, bytes: &[u8]) -> TempFile {
-    let dir = tempfile::tempdir().expect("create a temporary directory");
-    let path = dir.path().join(name);
-    std::fs::write(&path, bytes).expect("write a temporary file");
-    TempFile { _dir: dir, path }
 }

@@ -1,0 +1,115 @@
+//! The artifact the analyst opened, as a whole: a plain file, a universal
+//! Mach-O, a macOS `.app` bundle, or an archive (zip family, `ar`, `.asar`).
+//!
+//! Every successful `open_binary` has one. Only some have code documents:
+//! an archive is inspected (`inspect_artifact`) but not disassembled, since
+//! nothing is ever extracted from it. The inspection is computed on first
+//! use and kept for the target's lifetime, keyed by its limits, so paging
+//! through a large artifact walks it once.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use sha2::{Digest, Sha256};
+
+use super::evidence::{Subject, hex};
+use crate::artifacts::{self, ArtifactError, ArtifactFormat, Inspection, Limits};
+
+/// How many inspections (distinct limit sets) a target keeps.
+const KEPT_INSPECTIONS: usize = 2;
+
+pub struct ArtifactTarget {
+    /// Canonical path of the root: the bundle directory or the file.
+    pub root: PathBuf,
+    /// The path as requested, for display.
+    pub display: String,
+    pub format: ArtifactFormat,
+    /// sha256 of the root file; `None` for a bundle directory, whose digest
+    /// is its inspection's listing digest.
+    file_sha256: Option<String>,
+    inspections: Mutex<Vec<(Limits, Arc<Inspection>)>>,
+}
+
+impl ArtifactTarget {
+    pub(crate) fn new(
+        root: PathBuf,
+        display: String,
+        format: ArtifactFormat,
+    ) -> Result<ArtifactTarget, ArtifactError> {
+        let file_sha256 = match format {
+            ArtifactFormat::AppBundle => None,
+            _ => Some(file_sha256(&root)?),
+        };
+        Ok(ArtifactTarget {
+            root,
+            display,
+            format,
+            file_sha256,
+            inspections: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Whether the artifact has documents the code tools can read.
+    pub fn has_code(&self) -> bool {
+        !matches!(
+            self.format,
+            ArtifactFormat::Zip | ArtifactFormat::Ar | ArtifactFormat::Asar
+        )
+    }
+
+    pub fn file_sha256(&self) -> Option<&str> {
+        self.file_sha256.as_deref()
+    }
+
+    /// The Evidence subject of the whole artifact, once its digest is known.
+    pub fn subject(&self, root_sha256: &str) -> Subject {
+        Subject {
+            sha256: root_sha256.to_string(),
+            format: self.format.as_str().to_string(),
+            architecture: None,
+        }
+    }
+
+    /// The inspection under `limits`, walked on first request.
+    pub fn inspection(&self, limits: &Limits) -> Result<Arc<Inspection>, ArtifactError> {
+        if let Some(found) = self.kept(limits) {
+            return Ok(found);
+        }
+        let inspection = Arc::new(artifacts::inspect(&self.root, self.format, limits)?);
+        let mut kept = self.inspections.lock().unwrap_or_else(|p| p.into_inner());
+        if !kept.iter().any(|(l, _)| l == limits) {
+            if kept.len() >= KEPT_INSPECTIONS {
+                kept.remove(0);
+            }
+            kept.push((*limits, inspection.clone()));
+        }
+        Ok(inspection)
+    }
+
+    fn kept(&self, limits: &Limits) -> Option<Arc<Inspection>> {
+        let kept = self.inspections.lock().unwrap_or_else(|p| p.into_inner());
+        kept.iter()
+            .find(|(l, _)| l == limits)
+            .map(|(_, i)| i.clone())
+    }
+}
+
+/// Streams a file through sha256.
+fn file_sha256(path: &Path) -> Result<String, ArtifactError> {
+    let io = |e: std::io::Error| ArtifactError::Io {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    };
+    let mut file = std::fs::File::open(path).map_err(io)?;
+    let mut hasher = Sha256::new();
+    let mut buffer = vec![0u8; 1 << 16];
+    loop {
+        let n = file.read(&mut buffer).map_err(io)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buffer[..n]);
+    }
+    Ok(hex(&hasher.finalize()))
+}

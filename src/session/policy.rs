@@ -1,0 +1,303 @@
+//! Write policy: where tools may create files. Writing is off unless the
+//! operator names write roots (`rea mcp --write-root DIR`); a path is then
+//! accepted only if its parent resolves (through every symlink) inside a
+//! root, it has no `..` component, and its final component is not a symlink.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WriteError {
+    #[error("writing files is disabled: the operator configured no write root")]
+    Disabled,
+    #[error("write root {path} cannot be used: {reason}")]
+    BadRoot { path: String, reason: String },
+    #[error("{path} is outside the operator's write roots ({roots})")]
+    OutsideRoots { path: String, roots: String },
+    #[error("{path} is not an acceptable output path: {reason}")]
+    BadPath { path: String, reason: String },
+    #[error("{path} already exists")]
+    AlreadyExists { path: String },
+    #[error("cannot write {path}: {reason}")]
+    Io { path: String, reason: String },
+}
+
+impl WriteError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            WriteError::Disabled => "write_disabled",
+            WriteError::BadRoot { .. } => "bad_write_root",
+            WriteError::OutsideRoots { .. } => "outside_write_roots",
+            WriteError::BadPath { .. } => "invalid_path",
+            WriteError::AlreadyExists { .. } => "already_exists",
+            WriteError::Io { .. } => "io_error",
+        }
+    }
+
+    pub fn remediation(&self) -> &'static str {
+        match self {
+            WriteError::Disabled => {
+                "Ask the operator to start the server with `rea mcp --write-root DIR` (repeatable) \
+                 and write under DIR."
+            }
+            WriteError::BadRoot { .. } => "Pass existing directories to --write-root.",
+            WriteError::OutsideRoots { .. } => {
+                "Choose a path under one of the write roots binary_session lists."
+            }
+            WriteError::BadPath { .. } => {
+                "Pass a file path without `..` whose parent directory exists and whose final \
+                 component is not a symlink."
+            }
+            WriteError::AlreadyExists { .. } => {
+                "Pass overwrite: true to replace the file, or choose another path."
+            }
+            WriteError::Io { .. } => "Check that the directory is writable and has space.",
+        }
+    }
+}
+
+/// The operator's write roots, canonicalized; empty means writing is off.
+#[derive(Debug, Clone, Default)]
+pub struct WriteRoots(Vec<PathBuf>);
+
+impl WriteRoots {
+    pub fn new(roots: &[PathBuf]) -> Result<WriteRoots, WriteError> {
+        roots
+            .iter()
+            .map(|r| {
+                let bad = |reason: String| WriteError::BadRoot {
+                    path: r.display().to_string(),
+                    reason,
+                };
+                let real = r.canonicalize().map_err(|e| bad(e.to_string()))?;
+                if real.is_dir() {
+                    Ok(real)
+                } else {
+                    Err(bad("not a directory".into()))
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(WriteRoots)
+    }
+
+    pub fn is_enabled(&self) -> bool {
+        !self.0.is_empty()
+    }
+
+    pub fn roots(&self) -> &[PathBuf] {
+        &self.0
+    }
+
+    /// The real path `path` would be written at, or why it may not be.
+    pub fn resolve(&self, path: &Path, overwrite: bool) -> Result<PathBuf, WriteError> {
+        if self.0.is_empty() {
+            return Err(WriteError::Disabled);
+        }
+        let shown = path.display().to_string();
+        let bad = |reason: &str| WriteError::BadPath {
+            path: shown.clone(),
+            reason: reason.to_string(),
+        };
+        if path.components().any(|c| c == Component::ParentDir) {
+            return Err(bad("`..` components are not accepted"));
+        }
+        let absolute = std::path::absolute(path).map_err(|e| bad(&e.to_string()))?;
+        let (Some(parent), Some(name)) = (absolute.parent(), absolute.file_name()) else {
+            return Err(bad("it names no file"));
+        };
+        let parent = parent
+            .canonicalize()
+            .map_err(|e| bad(&format!("its directory cannot be resolved ({e})")))?;
+        if !self.0.iter().any(|root| parent.starts_with(root)) {
+            return Err(WriteError::OutsideRoots {
+                path: shown,
+                roots: self
+                    .0
+                    .iter()
+                    .map(|r| r.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        }
+        let target = parent.join(name);
+        match std::fs::symlink_metadata(&target) {
+            Ok(meta) if meta.file_type().is_symlink() => Err(bad("it is a symlink")),
+            Ok(meta) if !meta.is_file() => Err(bad("it exists and is not a regular file")),
+            Ok(_) if !overwrite => Err(WriteError::AlreadyExists { path: shown }),
+            Ok(_) => Ok(target),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(target),
+            Err(e) => Err(WriteError::Io {
+                path: shown,
+                reason: e.to_string(),
+            }),
+        }
+    }
+}
+
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Writes `bytes` to `target` atomically: a temporary file in the same
+/// directory, fsync, then rename over (`overwrite`) or hard-link into place
+/// (which fails if a file appeared meanwhile), and an fsync of the directory.
+/// The temporary file is removed on every path out.
+pub fn write_atomically(target: &Path, bytes: &[u8], overwrite: bool) -> Result<(), WriteError> {
+    let io = |e: std::io::Error| WriteError::Io {
+        path: target.display().to_string(),
+        reason: e.to_string(),
+    };
+    let dir = target.parent().ok_or_else(|| WriteError::BadPath {
+        path: target.display().to_string(),
+        reason: "it names no file".into(),
+    })?;
+    let mut name = OsString::from(".");
+    name.push(target.file_name().unwrap_or_default());
+    name.push(format!(
+        ".rea-tmp-{}-{}",
+        std::process::id(),
+        TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    let temp = dir.join(name);
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&temp)
+        .map_err(io)?;
+    let written = file
+        .write_all(bytes)
+        .and_then(|()| file.sync_all())
+        .and_then(|()| {
+            drop(file);
+            if overwrite {
+                std::fs::rename(&temp, target)
+            } else {
+                place_new(&temp, target)
+            }
+        });
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&temp);
+        return Err(if e.kind() == std::io::ErrorKind::AlreadyExists {
+            WriteError::AlreadyExists {
+                path: target.display().to_string(),
+            }
+        } else {
+            io(e)
+        });
+    }
+    // Make the new directory entry durable too.
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// Moves `temp` to `target` only if nothing is there: a hard link fails
+/// atomically when `target` exists. On a file system without hard links
+/// the check and the rename are two steps, the best it allows.
+fn place_new(temp: &Path, target: &Path) -> std::io::Result<()> {
+    match std::fs::hard_link(temp, target) {
+        Ok(()) => std::fs::remove_file(temp),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(e),
+        Err(_) if std::fs::symlink_metadata(target).is_ok() => {
+            Err(std::io::ErrorKind::AlreadyExists.into())
+        }
+        Err(_) => std::fs::rename(temp, target),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn leftovers(dir: &Path) -> Vec<String> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains(".rea-tmp-"))
+            .collect()
+    }
+
+    #[test]
+    fn no_write_root_means_writing_is_disabled() {
+        let err = WriteRoots::default()
+            .resolve(Path::new("/tmp/x.json"), false)
+            .unwrap_err();
+        assert_eq!(err, WriteError::Disabled);
+        assert!(err.remediation().contains("--write-root"));
+    }
+
+    #[test]
+    fn paths_are_confined_to_the_roots() {
+        let outside = tempfile::tempdir().unwrap();
+        let root = tempfile::tempdir().unwrap();
+        let roots = WriteRoots::new(&[root.path().to_path_buf()]).unwrap();
+        let inside = root.path().join("bundle.json");
+        assert_eq!(
+            roots.resolve(&inside, false).unwrap(),
+            root.path().canonicalize().unwrap().join("bundle.json")
+        );
+        let err = roots
+            .resolve(&outside.path().join("b.json"), false)
+            .unwrap_err();
+        assert_eq!(err.code(), "outside_write_roots");
+        // `..` is refused outright, even when it would land inside.
+        std::fs::create_dir(root.path().join("sub")).unwrap();
+        let dotdot = root.path().join("sub/../../escape.json");
+        assert_eq!(
+            roots.resolve(&dotdot, false).unwrap_err().code(),
+            "invalid_path"
+        );
+        // A symlinked directory inside the root that points outside.
+        std::os::unix::fs::symlink(outside.path(), root.path().join("link")).unwrap();
+        let err = roots
+            .resolve(&root.path().join("link/b.json"), false)
+            .unwrap_err();
+        assert_eq!(err.code(), "outside_write_roots");
+        // A symlink as the final component, even one pointing inside.
+        std::fs::write(root.path().join("real.json"), b"{}").unwrap();
+        std::os::unix::fs::symlink(root.path().join("real.json"), root.path().join("ln.json"))
+            .unwrap();
+        let err = roots
+            .resolve(&root.path().join("ln.json"), true)
+            .unwrap_err();
+        assert_eq!(err.code(), "invalid_path");
+        // Existing files need overwrite.
+        assert_eq!(
+            roots
+                .resolve(&root.path().join("real.json"), false)
+                .unwrap_err()
+                .code(),
+            "already_exists"
+        );
+        assert!(roots.resolve(&root.path().join("real.json"), true).is_ok());
+        assert_eq!(
+            WriteRoots::new(&[root.path().join("real.json")])
+                .unwrap_err()
+                .code(),
+            "bad_write_root"
+        );
+    }
+
+    #[test]
+    fn atomic_writes_leave_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("out.json");
+        write_atomically(&target, b"one", false).unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"one");
+        // Refusing to replace leaves the old content and no temp file.
+        let err = write_atomically(&target, b"two", false).unwrap_err();
+        assert_eq!(err.code(), "already_exists");
+        assert_eq!(std::fs::read(&target).unwrap(), b"one");
+        write_atomically(&target, b"three", true).unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"three");
+        // Renaming onto a directory fails after the temp file was written.
+        std::fs::create_dir(dir.path().join("taken")).unwrap();
+        assert!(write_atomically(&dir.path().join("taken"), b"x", true).is_err());
+        assert!(
+            leftovers(dir.path()).is_empty(),
+            "{:?}",
+            leftovers(dir.path())
+        );
+    }
+}

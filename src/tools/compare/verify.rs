@@ -1,0 +1,308 @@
+//! `verify_reconstruction`: a finite specification of claims, each naming
+//! one dimension of one retained comparison and the outcome expected there,
+//! judged pass | fail | unknown.
+//!
+//! A claim is unknown, never passed, when its comparison is not retained,
+//! is not a comparison, lacks the dimension, or reports it `truncated` or
+//! `unknown`. Expecting `changed` is met by any observed difference
+//! (`changed`, `added` or `removed`); `added`, `removed` and `unchanged`
+//! are met only by themselves. Overall: fail if any claim fails, else
+//! unknown if any is unknown, else pass. A pass speaks only for its claim
+//! and dimension.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Value, json};
+
+use super::{ComparisonStatus, fetch, read_comparison, record_derived};
+use crate::session::Session;
+use crate::session::evidence::is_evidence_id;
+use crate::tools::inputs::{ClaimSpec, ExpectedOutcome, VerifyReconstructionInput};
+use crate::tools::{HandlerResult, ToolError, ToolName};
+
+pub const MAX_CLAIMS: usize = 100;
+const MAX_NAME: usize = 256;
+const MAX_CLAIM_ID: usize = 128;
+const MAX_TITLE: usize = 512;
+const MAX_DIMENSION: usize = 64;
+
+/// The verdict on one claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Pass,
+    Fail,
+    Unknown,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "fail",
+            Verdict::Unknown => "unknown",
+        }
+    }
+
+    /// Fail if any fails, else unknown if any is unknown, else pass.
+    pub fn overall(verdicts: impl IntoIterator<Item = Verdict>) -> Verdict {
+        let mut overall = Verdict::Pass;
+        for verdict in verdicts {
+            match verdict {
+                Verdict::Fail => return Verdict::Fail,
+                Verdict::Unknown => overall = Verdict::Unknown,
+                Verdict::Pass => {}
+            }
+        }
+        overall
+    }
+}
+
+impl ExpectedOutcome {
+    fn as_str(self) -> &'static str {
+        match self {
+            ExpectedOutcome::Unchanged => "unchanged",
+            ExpectedOutcome::Changed => "changed",
+            ExpectedOutcome::Added => "added",
+            ExpectedOutcome::Removed => "removed",
+        }
+    }
+
+    /// Whether a conclusive observed status meets this expectation.
+    fn met_by(self, observed: ComparisonStatus) -> bool {
+        match self {
+            ExpectedOutcome::Unchanged => observed == ComparisonStatus::Unchanged,
+            ExpectedOutcome::Changed => observed.is_difference(),
+            ExpectedOutcome::Added => observed == ComparisonStatus::Added,
+            ExpectedOutcome::Removed => observed == ComparisonStatus::Removed,
+        }
+    }
+}
+
+/// Checks a text field: trimmed, 1..=max characters, no control characters.
+fn text(field: &str, value: &str, max: usize) -> Result<(), ToolError> {
+    let trimmed = value.trim();
+    let length = trimmed.chars().count();
+    if length == 0 || length > max {
+        return Err(ToolError::invalid_arguments(format!(
+            "{field} must be 1-{max} characters (got {length})"
+        )));
+    }
+    if trimmed.chars().any(char::is_control) {
+        return Err(ToolError::invalid_arguments(format!(
+            "{field} must not contain control characters"
+        )));
+    }
+    Ok(())
+}
+
+fn validate(input: &VerifyReconstructionInput) -> Result<(), ToolError> {
+    let spec = &input.specification;
+    if spec.schema_version != 1 {
+        return Err(ToolError::invalid_arguments(format!(
+            "specification.schema_version {} is not supported; write 1",
+            spec.schema_version
+        )));
+    }
+    text("specification.name", &spec.name, MAX_NAME)?;
+    if spec.claims.is_empty() || spec.claims.len() > MAX_CLAIMS {
+        return Err(ToolError::invalid_arguments(format!(
+            "specification.claims must hold 1-{MAX_CLAIMS} claims (got {}); split a larger \
+             specification into several",
+            spec.claims.len()
+        )));
+    }
+    let mut ids = BTreeSet::new();
+    for (i, claim) in spec.claims.iter().enumerate() {
+        let at = |name: &str| format!("specification.claims[{i}].{name}");
+        text(&at("claim_id"), &claim.claim_id, MAX_CLAIM_ID)?;
+        text(&at("title"), &claim.title, MAX_TITLE)?;
+        text(&at("dimension"), &claim.dimension, MAX_DIMENSION)?;
+        if !is_evidence_id(claim.comparison_evidence_id.trim()) {
+            return Err(ToolError::invalid_arguments(format!(
+                "{} is not an Evidence ID (ev_ followed by 64 lowercase hex digits)",
+                at("comparison_evidence_id")
+            )));
+        }
+        if !ids.insert(claim.claim_id.trim()) {
+            return Err(ToolError::invalid_arguments(format!(
+                "claim_id `{}` appears more than once; claim ids must be unique",
+                claim.claim_id.trim()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The verdict on one claim, the observed status and the reason.
+fn judge(
+    session: &Session,
+    claim: &ClaimSpec,
+) -> (Verdict, Option<ComparisonStatus>, Option<String>, String) {
+    let id = claim.comparison_evidence_id.trim();
+    let dimension = claim.dimension.trim();
+    let evidence = match fetch(session, "comparison_evidence_id", id) {
+        Ok(evidence) => evidence,
+        // validate() has checked the id's shape, so this is "not retained".
+        Err(e) => {
+            return (
+                Verdict::Unknown,
+                None,
+                None,
+                format!("{e}; re-run the comparison"),
+            );
+        }
+    };
+    let operation = Some(evidence.body.operation.clone());
+    let view = match read_comparison(&evidence) {
+        Ok(view) => view,
+        Err(e) => return (Verdict::Unknown, None, operation, e.to_string()),
+    };
+    let Some(&observed) = view.dimensions.get(dimension) else {
+        let known: Vec<&str> = view.dimensions.keys().map(String::as_str).collect();
+        return (
+            Verdict::Unknown,
+            None,
+            operation,
+            format!(
+                "the {} result has no dimension `{dimension}` (it has: {})",
+                view.operation,
+                known.join(", ")
+            ),
+        );
+    };
+    let expected = claim.expected.as_str();
+    if !observed.is_conclusive() {
+        return (
+            Verdict::Unknown,
+            Some(observed),
+            operation,
+            format!(
+                "dimension `{dimension}` is {}, which can neither confirm nor refute `{expected}`",
+                observed.as_str()
+            ),
+        );
+    }
+    let verdict = if claim.expected.met_by(observed) {
+        Verdict::Pass
+    } else {
+        Verdict::Fail
+    };
+    let reason = format!(
+        "dimension `{dimension}` is {}; the claim expects {expected}",
+        observed.as_str()
+    );
+    (verdict, Some(observed), operation, reason)
+}
+
+pub(crate) fn verify_reconstruction(
+    input: VerifyReconstructionInput,
+    session: &mut Session,
+) -> HandlerResult {
+    validate(&input)?;
+    let spec = &input.specification;
+    let mut verdicts = Vec::with_capacity(spec.claims.len());
+    let claims: Vec<Value> = spec
+        .claims
+        .iter()
+        .map(|claim| {
+            let (verdict, observed, operation, reason) = judge(session, claim);
+            verdicts.push(verdict);
+            let (claim_id, dimension) = (claim.claim_id.trim(), claim.dimension.trim());
+            let id = claim.comparison_evidence_id.trim();
+            json!({
+                "claim_id": claim_id,
+                "title": claim.title.trim(),
+                "comparison_evidence_id": id,
+                "comparison_operation": operation,
+                "dimension": dimension,
+                "expected": claim.expected.as_str(),
+                "observed": observed,
+                "verdict": verdict.as_str(),
+                "reason": reason,
+                "scope": format!(
+                    "this verdict speaks only for claim `{claim_id}` on dimension `{dimension}` of \
+                     comparison {id}, nothing else"
+                ),
+            })
+        })
+        .collect();
+    let count = |v: Verdict| verdicts.iter().filter(|&&x| x == v).count();
+    let overall = Verdict::overall(verdicts.iter().copied());
+    let result = json!({
+        "status": overall.as_str(),
+        "name": spec.name.trim(),
+        "schema_version": spec.schema_version,
+        "summary": {
+            "pass": count(Verdict::Pass),
+            "fail": count(Verdict::Fail),
+            "unknown": count(Verdict::Unknown),
+            "total": verdicts.len(),
+        },
+        "claims": claims,
+        "scope": "a pass speaks only for the listed claims, each on its one dimension of its one \
+                  comparison; it says nothing about anything the claims do not name",
+    });
+    let parameters = json!({"specification": specification_json(&input)});
+    let limitations = vec![
+        "claims are judged from retained comparison Evidence only; a truncated or unknown \
+         dimension never passes"
+            .to_owned(),
+    ];
+    record_derived(
+        session,
+        ToolName::VerifyReconstruction,
+        parameters,
+        result,
+        limitations,
+    )
+}
+
+/// The specification as recorded in the Evidence parameters (trimmed).
+fn specification_json(input: &VerifyReconstructionInput) -> Value {
+    let spec = &input.specification;
+    json!({
+        "schema_version": spec.schema_version,
+        "name": spec.name.trim(),
+        "claims": spec.claims.iter().map(|c| json!({
+            "claim_id": c.claim_id.trim(),
+            "title": c.title.trim(),
+            "comparison_evidence_id": c.comparison_evidence_id.trim(),
+            "dimension": c.dimension.trim(),
+            "expected": c.expected.as_str(),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ComparisonStatus::*;
+
+    #[test]
+    fn overall_is_fail_then_unknown_then_pass() {
+        use Verdict::{Fail, Pass, Unknown as U};
+        assert_eq!(Verdict::overall([Pass, Pass]), Pass);
+        assert_eq!(Verdict::overall([Pass, U]), U);
+        assert_eq!(Verdict::overall([U, Fail, Pass]), Fail);
+    }
+
+    #[test]
+    fn expectations_are_met_only_by_conclusive_matching_statuses() {
+        let changed = ExpectedOutcome::Changed;
+        assert!(changed.met_by(Changed) && changed.met_by(Added) && changed.met_by(Removed));
+        assert!(!changed.met_by(Unchanged));
+        assert!(ExpectedOutcome::Unchanged.met_by(Unchanged));
+        assert!(!ExpectedOutcome::Unchanged.met_by(Changed));
+        assert!(!ExpectedOutcome::Added.met_by(Changed));
+        assert!(ExpectedOutcome::Removed.met_by(Removed));
+        for expected in [
+            ExpectedOutcome::Unchanged,
+            ExpectedOutcome::Changed,
+            ExpectedOutcome::Added,
+            ExpectedOutcome::Removed,
+        ] {
+            // judge() never asks about these, but a match would be a defect.
+            assert!(!expected.met_by(Truncated) && !expected.met_by(Unknown));
+        }
+    }
+}
