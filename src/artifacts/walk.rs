@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use super::classify::{self, NativeFacts};
 use super::findings::FindingsAcc;
@@ -69,8 +70,19 @@ pub(crate) struct PendingPlist {
     pub executable: Option<String>,
 }
 
+/// Wall-clock budget for reading the layouts of native members. Each layout
+/// is bounded on its own (list caps and its own time limit), but an archive
+/// of thousands of crafted binaries could still add up; past this budget the
+/// remaining binaries are listed and hashed without their libraries, and the
+/// coverage is partial. (Only such pathological inputs ever reach it, and
+/// only they can see an inventory that depends on timing.)
+const LAYOUT_BUDGET: Duration = Duration::from_secs(30);
+
 pub(crate) struct Walk {
     pub limits: Limits,
+    /// When reading native layouts stops (see [`LAYOUT_BUDGET`]).
+    layout_deadline: Instant,
+    layout_budget_spent: bool,
     /// (sort key, occurrence)
     pub occurrences: Vec<(Vec<String>, Occurrence)>,
     pub nodes: BTreeMap<String, Node>,
@@ -93,6 +105,8 @@ impl Walk {
     pub fn new(limits: Limits) -> Walk {
         Walk {
             limits,
+            layout_deadline: Instant::now() + LAYOUT_BUDGET,
+            layout_budget_spent: false,
             occurrences: Vec::new(),
             nodes: BTreeMap::new(),
             edges: BTreeMap::new(),
@@ -249,7 +263,18 @@ impl Walk {
             format,
         });
         let mut architecture = None;
-        if matches!(format, NodeFormat::Elf | NodeFormat::Macho | NodeFormat::Pe) {
+        let native = matches!(format, NodeFormat::Elf | NodeFormat::Macho | NodeFormat::Pe);
+        if native && Instant::now() >= self.layout_deadline {
+            self.partial = true;
+            if !self.layout_budget_spent {
+                self.layout_budget_spent = true;
+                self.limitations.push(format!(
+                    "reading native layouts took over {} s; from {name} on, binaries are listed \
+                     and hashed without their libraries, rpaths or architecture",
+                    LAYOUT_BUDGET.as_secs()
+                ));
+            }
+        } else if native {
             match classify::native_facts(bytes, name) {
                 Ok(mut facts) => {
                     architecture = Some(facts.architecture.clone());
@@ -500,5 +525,37 @@ pub(crate) fn display_or_root(display: &str) -> &str {
         "the root"
     } else {
         display
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::providers::native::fixtures::tiny_elf;
+
+    #[test]
+    fn native_layouts_stop_at_the_time_budget_and_say_so() {
+        let elf = tiny_elf();
+        let mut walk = Walk::new(Limits::default());
+        let (_, _, architecture) = walk.add_node(&elf, "first.so", None);
+        assert!(
+            architecture.is_some(),
+            "within the budget the layout is read"
+        );
+        assert!(!walk.partial);
+
+        walk.layout_deadline = Instant::now() - Duration::from_secs(1);
+        let (_, _, architecture) = walk.add_node(&elf, "late.so", None);
+        assert_eq!(architecture, None, "past the budget no layout is read");
+        assert!(walk.partial, "the coverage can no longer be complete");
+        walk.add_node(&elf, "later.so", None);
+        assert_eq!(
+            walk.limitations.len(),
+            1,
+            "said once: {:?}",
+            walk.limitations
+        );
+        assert!(walk.limitations[0].contains("late.so"));
+        assert_eq!(walk.natives.len(), 1);
     }
 }
