@@ -32,7 +32,7 @@ mod normalize;
 mod verify;
 
 use super::{HandlerResult, ToolName};
-use crate::session::evidence::is_evidence_id;
+use crate::session::evidence::{EXCERPT_CHARS, excerpt, is_evidence_id};
 use crate::session::{Confidence, Evidence, EvidenceDraft, Session, native_identity};
 
 pub use dossier::DossierError;
@@ -383,7 +383,7 @@ pub fn fetch(session: &Session, field: &str, id: &str) -> Result<Arc<Evidence>, 
     if !is_evidence_id(id) {
         return Err(FetchError::Malformed {
             field: field.to_owned(),
-            id: truncate_for_message(id),
+            id: excerpt(id, EXCERPT_CHARS),
         });
     }
     session
@@ -413,15 +413,6 @@ pub fn fetch_operation(
             found: evidence.body.operation.clone(),
             expected: operations.join(" or "),
         })
-    }
-}
-
-/// An id echoed in a message, cut to a readable length.
-fn truncate_for_message(id: &str) -> String {
-    const MAX: usize = 80;
-    match id.char_indices().nth(MAX) {
-        Some((cut, _)) => format!("{}…", &id[..cut]),
-        None => id.to_owned(),
     }
 }
 
