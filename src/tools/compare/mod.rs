@@ -410,7 +410,7 @@ pub fn fetch_operation(
         Err(FetchError::WrongKind {
             field: field.to_owned(),
             id: id.to_owned(),
-            found: evidence.body.operation.clone(),
+            found: excerpt(&evidence.body.operation, EXCERPT_CHARS),
             expected: operations.join(" or "),
         })
     }
@@ -438,7 +438,10 @@ pub enum ComparisonReadError {
 pub fn read_comparison(evidence: &Evidence) -> Result<ComparisonView, ComparisonReadError> {
     let operation = evidence.body.operation.as_str();
     if !COMPARISON_OPERATIONS.contains(&operation) {
-        return Err(ComparisonReadError::NotAComparison(operation.to_owned()));
+        return Err(ComparisonReadError::NotAComparison(excerpt(
+            operation,
+            EXCERPT_CHARS,
+        )));
     }
     let malformed = |what: &str| ComparisonReadError::Malformed(what.to_owned());
     let result = &evidence.body.result;
@@ -459,7 +462,8 @@ pub fn read_comparison(evidence: &Evidence) -> Result<ComparisonView, Comparison
             .and_then(ComparisonStatus::parse)
             .ok_or_else(|| {
                 ComparisonReadError::Malformed(format!(
-                    "dimension `{name}` has no valid comparison status"
+                    "dimension `{}` has no valid comparison status",
+                    excerpt(name, EXCERPT_CHARS)
                 ))
             })?;
         read.insert(name.clone(), dimension_status);
