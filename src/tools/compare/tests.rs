@@ -107,7 +107,7 @@ fn capped_lists_say_what_was_left_out() {
     assert_eq!(capped(&items[..2], |i| json!(i))["capped"], json!(false));
 }
 
-fn evidence(operation: &str, result: serde_json::Value) -> Evidence {
+pub(super) fn evidence(operation: &str, result: serde_json::Value) -> Evidence {
     EvidenceDraft {
         operation: operation.into(),
         subject: None,

@@ -326,24 +326,11 @@ mod tests {
     /// names; a hundred claims quoting them stay small.
     #[test]
     fn reasons_quote_hostile_records_only_in_part() {
-        use crate::session::{Confidence, EvidenceDraft, native_identity};
         use crate::tools::inputs::ReconstructionSpec;
         let mut session = Session::default();
         let mut record = |operation: String, result: Value| {
-            session
-                .record(EvidenceDraft {
-                    operation,
-                    subject: None,
-                    provider: native_identity(),
-                    parameters: json!({}),
-                    result,
-                    confidence: Confidence::Derived,
-                    limitations: vec![],
-                    locations: vec![],
-                    local_path: None,
-                })
-                .unwrap()
-                .evidence_id
+            let forged = super::super::tests::evidence(&operation, result);
+            session.record(forged.body).unwrap().evidence_id
         };
         let dimensions: serde_json::Map<String, Value> = (0..2000)
             .map(|i| (format!("{i:0>500}"), json!({"status": "changed"})))
