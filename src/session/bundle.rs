@@ -18,10 +18,10 @@ use sha2::{Digest, Sha256};
 
 use super::admission::AdmissionError;
 use super::canonical::to_canonical;
-use super::evidence::{Evidence, RecordError, hex};
+use super::evidence::{EXCERPT_CHARS, Evidence, RecordError, excerpt, hex};
 use super::ledger::{Ledger, Recorded};
 use super::policy::write_atomically;
-use super::unknowns::{UnknownError, UnknownRevision, validate_state};
+use super::unknowns::{UnknownError, UnknownRevision, heads_acyclic, validate_fields};
 use super::{Session, SessionError};
 
 pub const BUNDLE_FORMAT: &str = "rea-evidence-bundle";
@@ -119,7 +119,11 @@ pub fn parse_bundle(bytes: &[u8]) -> Result<(Vec<Evidence>, Vec<UnknownRevision>
         .keys()
         .find(|k| !["format", "bundle_version", "records", "unknowns"].contains(&k.as_str()))
     {
-        return Err(BundleError::Invalid(format!("unknown member `{extra}`")).into());
+        return Err(BundleError::Invalid(format!(
+            "unknown member `{}`",
+            excerpt(extra, EXCERPT_CHARS)
+        ))
+        .into());
     }
     if members.get("format") != Some(&json!(BUNDLE_FORMAT)) {
         return Err(BundleError::Invalid(format!("format must be \"{BUNDLE_FORMAT}\"")).into());
@@ -235,21 +239,25 @@ impl Session {
             }
         }
         // Heads must satisfy every rule a mutation would have enforced:
-        // references, relationships (targets, cycles) and verified resolutions.
+        // references, relationships and verified resolutions per head, then
+        // one walk for depends-on cycles over all of them.
         for id in &touched {
             if let Some(head) = next.unknowns().head(id) {
-                validate_state(&next, id, &head.state.clone()).map_err(|e| {
+                validate_fields(&next, id, &head.state).map_err(|e| {
                     UnknownError::Integrity(format!("the bundle's head of {id} is not valid: {e}"))
                 })?;
             }
         }
+        heads_acyclic(&next).map_err(|e| {
+            UnknownError::Integrity(format!("the bundle's unknowns are not valid: {e}"))
+        })?;
         summary.ledger_entries = next.entries();
         self.ledger = next;
         Ok(summary)
     }
 
     fn read_bundle_file(&self, path: &Path) -> Result<(PathBuf, Vec<u8>), SessionError> {
-        let shown = path.display().to_string();
+        let shown = excerpt(&path.display().to_string(), 4 * EXCERPT_CHARS);
         let absolute = std::path::absolute(path).map_err(|e| AdmissionError::NotFound {
             path: shown.clone(),
             reason: e.to_string(),
@@ -259,6 +267,11 @@ impl Session {
             path: shown.clone(),
             reason: e.to_string(),
         };
+        // Look before opening: opening a FIFO for reading blocks until a
+        // writer appears, which would hang the session.
+        if !std::fs::metadata(&real).map_err(io)?.is_file() {
+            return Err(AdmissionError::NotARegularFile { path: shown }.into());
+        }
         let file = std::fs::File::open(&real).map_err(io)?;
         let meta = file.metadata().map_err(io)?;
         if !meta.is_file() {
@@ -480,6 +493,67 @@ mod tests {
         ));
     }
 
+    /// A refusal quotes hostile bundle text only in part.
+    #[test]
+    fn refusals_quote_hostile_bundle_text_only_in_part() {
+        let (_dir, path, _, _) = exported();
+        let original = std::fs::read(&path).unwrap();
+        let huge = "B".repeat(1 << 20);
+        type Edit<'a> = Box<dyn Fn(&mut Value) + 'a>;
+        let edits: Vec<Edit> = vec![
+            Box::new(|v| v[huge.as_str()] = json!(1)),
+            Box::new(|v| v["records"][0][huge.as_str()] = json!(1)),
+            Box::new(|v| v["records"][0]["evidence_id"] = json!(huge)),
+            Box::new(|v| v["records"][0]["confidence"] = json!(huge)),
+            Box::new(|v| v["unknowns"][0][huge.as_str()] = json!(1)),
+            Box::new(|v| v["unknowns"][0]["unknown_id"] = json!(huge)),
+            Box::new(|v| v["unknowns"][0]["status"] = json!(huge)),
+        ];
+        for (n, edit) in edits.iter().enumerate() {
+            std::fs::write(&path, &original).unwrap();
+            rewrite(&path, edit);
+            let message = refused(&path).to_string();
+            assert!(
+                message.len() < 1024 && message.contains("BBBB"),
+                "edit {n} echoed {} bytes",
+                message.len()
+            );
+        }
+    }
+
+    /// A FIFO is refused without being opened: opening it for reading
+    /// would block until some writer appeared.
+    #[test]
+    fn importing_a_fifo_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("bundle.json");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let (send, receive) = std::sync::mpsc::channel();
+        let path = fifo.clone();
+        std::thread::spawn(move || {
+            let _ = send.send(Session::default().import_bundle(&path));
+        });
+        let outcome = receive.recv_timeout(std::time::Duration::from_secs(10));
+        if outcome.is_err() {
+            // Release the blocked reader so the test process can finish.
+            let _ = std::fs::OpenOptions::new().write(true).open(&fifo);
+        }
+        let err = outcome
+            .expect("import_bundle blocked on a FIFO")
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                SessionError::Admission(AdmissionError::NotARegularFile { .. })
+            ),
+            "{err}"
+        );
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
         /// Any damage to a valid bundle is refused or still verifies; the
@@ -502,6 +576,94 @@ mod tests {
                 }
             }
         }
+    }
+
+    fn depends_on(id: &str) -> Vec<crate::session::unknowns::Relationship> {
+        vec![crate::session::unknowns::Relationship {
+            kind: crate::session::unknowns::RelationKind::DependsOn,
+            unknown_id: id.to_string(),
+        }]
+    }
+
+    /// A long depends-on chain is checked in linear time per mutation and
+    /// once per import (the path-copying walk was quadratic per mutation
+    /// and cubic per import: minutes for this chain).
+    #[test]
+    fn a_long_depends_on_chain_records_and_imports_quickly() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut session = Session::default()
+            .with_write_roots(WriteRoots::new(&[dir.path().to_path_buf()]).unwrap());
+        let started = std::time::Instant::now();
+        let mut previous: Option<String> = None;
+        for n in 0..1500 {
+            let mut s = state(Status::Open, vec![]);
+            if let Some(p) = &previous {
+                s.relationships = depends_on(p);
+            }
+            let (head, _) = session
+                .record_unknown(RecordRequest {
+                    question: format!("link {n}"),
+                    domain: "chain".into(),
+                    state: s,
+                })
+                .unwrap();
+            previous = Some(head.unknown_id.clone());
+        }
+        let recorded = started.elapsed();
+        let path = dir.path().join("chain.json");
+        session.export_bundle(&path, false).unwrap();
+        let started = std::time::Instant::now();
+        let summary = Session::default().import_bundle(&path).unwrap();
+        let imported = started.elapsed();
+        assert_eq!(summary.unknowns_added, 1500);
+        assert!(
+            recorded.as_secs() < 60 && imported.as_secs() < 30,
+            "recording took {recorded:?}, importing {imported:?}"
+        );
+    }
+
+    #[test]
+    fn a_bundle_whose_heads_cycle_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut session = Session::default()
+            .with_write_roots(WriteRoots::new(&[dir.path().to_path_buf()]).unwrap());
+        let request = |question: &str, s| RecordRequest {
+            question: question.into(),
+            domain: "net".into(),
+            state: s,
+        };
+        let (a, _) = session
+            .record_unknown(request("a", state(Status::Open, vec![])))
+            .unwrap();
+        let mut on_a = state(Status::Open, vec![]);
+        on_a.relationships = depends_on(&a.unknown_id);
+        let (b, _) = session.record_unknown(request("b", on_a)).unwrap();
+        let path = dir.path().join("cycle.json");
+        session.export_bundle(&path, false).unwrap();
+        // A sealed revision 2 of `a` that depends on `b`, which no mutation
+        // would accept; its digest and chain are otherwise sound.
+        let mut on_b = a.state.clone();
+        on_b.relationships = depends_on(&b.unknown_id);
+        let forged = UnknownRevision::seal(
+            (
+                a.unknown_id.clone(),
+                2,
+                Some(a.revision_digest.clone()),
+                a.scope_digest.clone(),
+            ),
+            a.question.clone(),
+            a.domain.clone(),
+            on_b,
+            a.mutation_evidence_ids.clone(),
+        );
+        rewrite(&path, |v| {
+            v["unknowns"]
+                .as_array_mut()
+                .unwrap()
+                .push(serde_json::to_value(&forged).unwrap());
+        });
+        let err = refused(&path);
+        assert!(err.to_string().contains("depends-on cycle"), "{err}");
     }
 
     #[test]

@@ -143,15 +143,16 @@ impl Evidence {
             .find(|k| !RECORD_MEMBERS.contains(&k.as_str()))
         {
             return Err(RecordError::Malformed(format!(
-                "unknown member `{unknown}`"
+                "unknown member `{}`",
+                excerpt(unknown, EXCERPT_CHARS)
             )));
         }
-        let evidence: Evidence =
-            serde_json::from_value(value).map_err(|e| RecordError::Malformed(e.to_string()))?;
+        let evidence: Evidence = serde_json::from_value(value)
+            .map_err(|e| RecordError::Malformed(excerpt(&e.to_string(), 4 * EXCERPT_CHARS)))?;
         if !is_evidence_id(&evidence.evidence_id) {
             return Err(RecordError::Malformed(format!(
                 "`{}` is not an Evidence ID (ev_ and 64 lowercase hex digits)",
-                evidence.evidence_id
+                excerpt(&evidence.evidence_id, EXCERPT_CHARS)
             )));
         }
         evidence.verify()?;
@@ -234,6 +235,20 @@ pub fn hex(bytes: &[u8]) -> String {
             let _ = write!(s, "{b:02x}");
             s
         })
+}
+
+/// Most characters of caller- or file-supplied text an error message
+/// repeats: enough to recognise an ID, a member name or a path.
+pub const EXCERPT_CHARS: usize = 80;
+
+/// `text` as an error message may repeat it: at most `max` characters, with
+/// `…` when cut. Messages quote what they refuse, and what they refuse may
+/// be megabytes of hostile input.
+pub fn excerpt(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
+    }
 }
 
 /// Whether `s` has the shape of an Evidence ID.

@@ -8,6 +8,8 @@ use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::evidence::{EXCERPT_CHARS, excerpt};
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum WriteError {
     #[error("writing files is disabled: the operator configured no write root")]
@@ -95,7 +97,7 @@ impl WriteRoots {
         if self.0.is_empty() {
             return Err(WriteError::Disabled);
         }
-        let shown = path.display().to_string();
+        let shown = excerpt(&path.display().to_string(), 4 * EXCERPT_CHARS);
         let bad = |reason: &str| WriteError::BadPath {
             path: shown.clone(),
             reason: reason.to_string(),
@@ -277,6 +279,21 @@ mod tests {
                 .code(),
             "bad_write_root"
         );
+    }
+
+    /// A refusal quotes a hostile path only in part.
+    #[test]
+    fn refusals_quote_a_huge_path_only_in_part() {
+        let root = tempfile::tempdir().unwrap();
+        let roots = WriteRoots::new(&[root.path().to_path_buf()]).unwrap();
+        for path in [
+            root.path().join("a".repeat(1 << 20)),
+            root.path().join("missing").join("b".repeat(1 << 20)),
+            PathBuf::from("/").join("c".repeat(1 << 20)),
+        ] {
+            let message = roots.resolve(&path, false).unwrap_err().to_string();
+            assert!(message.len() < 1024, "echoed {} bytes", message.len());
+        }
     }
 
     #[test]

@@ -7,12 +7,18 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use super::ToolError;
+use crate::session::evidence::{EXCERPT_CHARS, excerpt};
 use crate::session::unknowns::{Probe, Relationship, Resolution, Severity, Status};
 use crate::session::{Authority, Confidence};
 
 pub(crate) fn parse<T: DeserializeOwned>(arguments: JsonObject) -> Result<T, ToolError> {
-    serde_json::from_value(serde_json::Value::Object(arguments))
-        .map_err(|e| ToolError::invalid_arguments(format!("invalid arguments: {e}")))
+    serde_json::from_value(serde_json::Value::Object(arguments)).map_err(|e| {
+        // serde quotes an unknown field or variant whole: bound it.
+        ToolError::invalid_arguments(format!(
+            "invalid arguments: {}",
+            excerpt(&e.to_string(), 4 * EXCERPT_CHARS)
+        ))
+    })
 }
 
 /// No arguments.

@@ -9,6 +9,7 @@ use super::inputs::{
 use super::paging::PageRequest;
 use super::{HandlerResult, ToolError, ToolName};
 use crate::session::Session;
+use crate::session::evidence::{EXCERPT_CHARS, excerpt};
 use crate::session::unknowns::{RecordRequest, Status, UnknownState, UpdateRequest, is_unknown_id};
 
 /// A malformed ID is the caller's mistake, not a missing unknown.
@@ -17,7 +18,8 @@ fn check_id(id: &str) -> Result<(), ToolError> {
         Ok(())
     } else {
         Err(ToolError::invalid_arguments(format!(
-            "`{id}` is not an unknown ID (unk_ and 64 lowercase hex digits, as list_unknowns returns)"
+            "`{}` is not an unknown ID (unk_ and 64 lowercase hex digits, as list_unknowns returns)",
+            excerpt(id, EXCERPT_CHARS)
         )))
     }
 }
@@ -98,4 +100,68 @@ pub(crate) fn verify_unknown_resolution(
         .verify_unknown(&input.unknown_id)
         .map_err(crate::session::SessionError::from)?;
     Ok((json!(verification), None))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use crate::session::Session;
+    use crate::tools::{ToolName, ToolOutput, call};
+
+    fn failure(tool: ToolName, arguments: Value) -> crate::tools::ToolError {
+        let Value::Object(arguments) = arguments else {
+            unreachable!("arguments are an object")
+        };
+        match call(tool, arguments, &mut Session::default(), &|_, _| {}) {
+            ToolOutput::Failure(error) => error,
+            ToolOutput::Success { result, .. } => panic!("expected a failure, got {result}"),
+        }
+    }
+
+    /// Refusals quote what they refuse, but never more than an excerpt of
+    /// it: a megabyte argument does not come back in the message.
+    #[test]
+    fn refusals_quote_hostile_arguments_only_in_part() {
+        let huge = "A".repeat(1 << 20);
+        let cases = [
+            (
+                ToolName::RecordUnknown,
+                json!({"question": "q", "domain": "d", "severity": "low", "approved": true,
+                       "supporting_evidence_ids": [huge]}),
+            ),
+            (
+                ToolName::RecordUnknown,
+                json!({"question": "q", "domain": "d", "severity": "low", "approved": true,
+                       "relationships": [{"type": "depends-on", "unknown_id": huge}]}),
+            ),
+            (
+                ToolName::RecordUnknown,
+                json!({"question": "q", "domain": "d", "severity": huge, "approved": true}),
+            ),
+            (
+                ToolName::UpdateUnknown,
+                json!({"unknown_id": huge, "expected_revision": 1, "status": "open",
+                       "severity": "low", "approved": true}),
+            ),
+            (
+                ToolName::VerifyUnknownResolution,
+                json!({"unknown_id": huge}),
+            ),
+            (ToolName::ListUnknowns, json!({ huge.clone(): 1 })),
+        ];
+        for (tool, arguments) in cases {
+            let error = failure(tool, arguments);
+            assert_eq!(
+                error.code, "invalid_arguments",
+                "{tool:?}: {}",
+                error.message
+            );
+            assert!(
+                error.message.len() < 1024 && error.message.contains("AAAA"),
+                "{tool:?} echoed {} bytes",
+                error.message.len()
+            );
+        }
+    }
 }

@@ -24,11 +24,11 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::canonical::to_canonical;
-use super::evidence::{Authority, Confidence, hex};
+use super::evidence::{Authority, Confidence, EXCERPT_CHARS, excerpt, hex};
 
 pub use ops::{RecordRequest, UpdateRequest, Verification};
 pub use validate::UnknownError;
-pub(crate) use validate::validate_state;
+pub(crate) use validate::{heads_acyclic, validate_fields};
 
 /// The version of the revision record format.
 pub const REGISTRY_VERSION: u32 = 1;
@@ -223,9 +223,12 @@ impl UnknownRevision {
             .keys()
             .find(|k| !REVISION_MEMBERS.contains(&k.as_str()))
         {
-            return Err(format!("unknown member `{extra}`"));
+            return Err(format!(
+                "unknown member `{}`",
+                excerpt(extra, EXCERPT_CHARS)
+            ));
         }
-        serde_json::from_value(value).map_err(|e| e.to_string())
+        serde_json::from_value(value).map_err(|e| excerpt(&e.to_string(), 4 * EXCERPT_CHARS))
     }
 
     /// sha256 of the canonical revision without `revision_digest`.
@@ -245,7 +248,8 @@ impl UnknownRevision {
         let fail = |why: String| {
             Err(UnknownError::Integrity(format!(
                 "{} revision {}: {why}",
-                self.unknown_id, self.revision
+                excerpt(&self.unknown_id, EXCERPT_CHARS),
+                self.revision
             )))
         };
         if self.registry_version != REGISTRY_VERSION {

@@ -66,6 +66,16 @@ fn mutation_result(draft: &UnknownRevision) -> Value {
 }
 
 impl Session {
+    /// The sha256 an unknown recorded now is scoped to: the active target's
+    /// code view, or, for an archive (which has none), the archive file.
+    fn scope_digest(&self) -> Option<String> {
+        match (self.target(), self.artifact()) {
+            (Some(t), _) => Some(t.image.sha256().to_string()),
+            (None, Some(a)) => a.file_sha256().map(str::to_string),
+            (None, None) => None,
+        }
+    }
+
     /// The mutation's Evidence draft. Its subject is the unknown's scope:
     /// the active target when that is the artifact the unknown is about,
     /// otherwise none (with a limitation saying why).
@@ -76,8 +86,17 @@ impl Session {
         parameters: Value,
         result: Value,
     ) -> EvidenceDraft {
-        let target = self.target().filter(|t| scope == Some(t.image.sha256()));
-        let limitations = match (scope, target) {
+        let active = self.scope_digest();
+        let here = scope.is_some() && scope == active.as_deref();
+        // The active target's code view when it has one, else the artifact
+        // as a whole (an archive has no code view).
+        let target = match (here, self.target(), self.artifact(), scope) {
+            (false, ..) => None,
+            (true, Some(t), ..) => Some((t.subject(), t.display_path())),
+            (true, None, Some(a), Some(sha256)) => Some((a.subject(sha256), a.display.clone())),
+            _ => None,
+        };
+        let limitations = match (scope, &target) {
             (None, _) => vec![
                 "no target was open when the unknown was recorded: it is not scoped to an \
                  artifact identity"
@@ -91,14 +110,14 @@ impl Session {
         };
         EvidenceDraft {
             operation: operation.to_string(),
-            subject: target.map(|t| t.subject()),
+            subject: target.as_ref().map(|(subject, _)| subject.clone()),
             provider: registry_identity(),
             parameters,
             result,
             confidence: Confidence::Derived,
             limitations,
             locations: Vec::new(),
-            local_path: target.map(|t| t.display_path()),
+            local_path: target.map(|(_, path)| path),
         }
     }
 
@@ -148,7 +167,7 @@ impl Session {
         chars_within("domain", &request.domain, MAX_DOMAIN_CHARS)?;
         let question = request.question.trim().to_string();
         let domain = request.domain.trim().to_string();
-        let scope = self.target().map(|t| t.image.sha256().to_string());
+        let scope = self.scope_digest();
         let id = unknown_id(&domain, &question, scope.as_deref());
         if self.ledger.unknowns().contains(&id) {
             return Err(UnknownError::AlreadyExists(id).into());

@@ -394,3 +394,39 @@ fn unknown_revisions_count_against_the_shared_limit() {
     assert!(session.ledger().unknowns().is_empty());
     assert_eq!(session.ledger().entries(), MAX_RECORDS - 1);
 }
+
+/// An open archive has no code view, but it is the active target: an
+/// unknown recorded then is scoped to it and its mutation Evidence names it.
+#[test]
+fn an_unknown_recorded_on_an_open_archive_is_scoped_to_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lib.a");
+    let bytes = b"!<arch>\n".to_vec();
+    std::fs::write(&path, &bytes).unwrap();
+    let mut session = Session::default();
+    let opened = session.open(&path, None).unwrap();
+    assert!(opened.binary.is_none(), "an ar archive has no code view");
+    let sha256 = crate::session::evidence::hex(&sha2::Sha256::digest(&bytes));
+    let (head, evidence) = session
+        .record_unknown(RecordRequest {
+            question: "What does the archive ship?".into(),
+            domain: "contents".into(),
+            state: state(Status::Open),
+        })
+        .unwrap();
+    assert_eq!(head.scope_digest.as_deref(), Some(sha256.as_str()));
+    assert_eq!(
+        head.unknown_id,
+        unknown_id("contents", "What does the archive ship?", Some(&sha256))
+    );
+    let subject = evidence.body.subject.expect("the archive is the subject");
+    assert_eq!(
+        (subject.sha256.as_str(), subject.format.as_str()),
+        (sha256.as_str(), "ar")
+    );
+    assert!(
+        evidence.body.limitations.is_empty(),
+        "{:?}",
+        evidence.body.limitations
+    );
+}

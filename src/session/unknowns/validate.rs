@@ -7,7 +7,9 @@ use super::{
     Disposition, MAX_EVIDENCE_REFS, MAX_PROBES, MAX_RELATIONSHIPS, RelationKind, Status,
     UnknownRevision, UnknownState, is_unknown_id,
 };
-use crate::session::evidence::{UNKNOWN_REGISTRY_PROVIDER, authority, is_evidence_id};
+use crate::session::evidence::{
+    EXCERPT_CHARS, UNKNOWN_REGISTRY_PROVIDER, authority, excerpt, is_evidence_id,
+};
 use crate::session::ledger::{Ledger, LedgerError};
 
 const MAX_RATIONALE_CHARS: usize = 2000;
@@ -61,7 +63,8 @@ fn evidence_refs(ledger: &Ledger, field: &str, ids: &[String]) -> Result<(), Unk
     for id in ids {
         if !is_evidence_id(id) {
             return Err(UnknownError::Invalid(format!(
-                "{field}: `{id}` is not an Evidence ID (ev_ and 64 lowercase hex digits)"
+                "{field}: `{}` is not an Evidence ID (ev_ and 64 lowercase hex digits)",
+                excerpt(id, EXCERPT_CHARS)
             )));
         }
         if !seen.insert(id) {
@@ -74,8 +77,27 @@ fn evidence_refs(ledger: &Ledger, field: &str, ids: &[String]) -> Result<(), Unk
     Ok(())
 }
 
-/// Checks `state` as the next state of unknown `id`.
+/// Checks `state` as the next state of unknown `id`, depends-on cycles
+/// through it included.
 pub(crate) fn validate_state(
+    ledger: &Ledger,
+    id: &str,
+    state: &UnknownState,
+) -> Result<(), UnknownError> {
+    validate_fields(ledger, id, state)?;
+    if let Some(path) = depends_on_cycle(ledger, id, state) {
+        return Err(cycle_error(&path));
+    }
+    Ok(())
+}
+
+fn cycle_error(path: &[String]) -> UnknownError {
+    UnknownError::InvalidTransition(format!("depends-on cycle: {}", path.join(" -> ")))
+}
+
+/// Every rule of [`validate_state`] except the cycle check, which an import
+/// runs once over all heads ([`heads_acyclic`]) instead of once per head.
+pub(crate) fn validate_fields(
     ledger: &Ledger,
     id: &str,
     state: &UnknownState,
@@ -158,7 +180,7 @@ fn relationships(ledger: &Ledger, id: &str, state: &UnknownState) -> Result<(), 
         if !is_unknown_id(&rel.unknown_id) {
             return Err(UnknownError::Invalid(format!(
                 "`{}` is not an unknown ID (unk_ and 64 lowercase hex digits)",
-                rel.unknown_id
+                excerpt(&rel.unknown_id, EXCERPT_CHARS)
             )));
         }
         if rel.unknown_id == id {
@@ -176,12 +198,6 @@ fn relationships(ledger: &Ledger, id: &str, state: &UnknownState) -> Result<(), 
             return Err(UnknownError::NotFound(rel.unknown_id.clone()));
         }
     }
-    if let Some(path) = depends_on_cycle(ledger, id, state) {
-        return Err(UnknownError::InvalidTransition(format!(
-            "depends-on cycle: {}",
-            path.join(" -> ")
-        )));
-    }
     Ok(())
 }
 
@@ -191,39 +207,72 @@ fn depends_on(rels: &[super::Relationship]) -> impl Iterator<Item = &str> {
         .map(|r| r.unknown_id.as_str())
 }
 
-/// A depends-on path from `id` back to itself once `id` has `state`.
+/// A depends-on path from `id` back to itself once `id` has `state`. The
+/// held heads are acyclic, so any cycle reachable from `id` runs through it.
 fn depends_on_cycle(ledger: &Ledger, id: &str, state: &UnknownState) -> Option<Vec<String>> {
-    let edges = |node: &str| -> Vec<String> {
+    find_cycle([id], |node| {
         if node == id {
-            depends_on(&state.relationships)
-                .map(str::to_string)
-                .collect()
+            depends_on(&state.relationships).collect()
         } else {
-            ledger
-                .unknowns()
-                .head(node)
-                .map(|h| {
-                    depends_on(&h.state.relationships)
-                        .map(str::to_string)
-                        .collect()
-                })
-                .unwrap_or_default()
+            head_depends_on(ledger, node)
         }
-    };
-    // Iterative DFS keeping the path to report it.
-    let mut visited = HashSet::new();
-    let mut stack: Vec<(String, Vec<String>)> = vec![(id.to_string(), vec![id.to_string()])];
-    while let Some((node, path)) = stack.pop() {
-        for next in edges(&node) {
-            if next == id {
-                let mut cycle = path.clone();
-                cycle.push(next);
+    })
+}
+
+/// Fails when the current heads' depends-on links form a cycle.
+pub(crate) fn heads_acyclic(ledger: &Ledger) -> Result<(), UnknownError> {
+    let starts = ledger.unknowns().heads().map(|h| h.unknown_id.as_str());
+    match find_cycle(starts, |node| head_depends_on(ledger, node)) {
+        Some(path) => Err(cycle_error(&path)),
+        None => Ok(()),
+    }
+}
+
+fn head_depends_on<'a>(ledger: &'a Ledger, node: &str) -> Vec<&'a str> {
+    ledger
+        .unknowns()
+        .head(node)
+        .map(|h| depends_on(&h.state.relationships).collect())
+        .unwrap_or_default()
+}
+
+/// A cycle reachable from `starts`, as the path that closes it: one
+/// iterative depth-first walk that visits each node and edge once, so a
+/// long chain costs linear time (copying the path per step made it
+/// quadratic, and an import checking every head cubic).
+fn find_cycle<'a>(
+    starts: impl IntoIterator<Item = &'a str>,
+    edges: impl Fn(&str) -> Vec<&'a str>,
+) -> Option<Vec<String>> {
+    let mut done: HashSet<&str> = HashSet::new();
+    for start in starts {
+        if done.contains(start) {
+            continue;
+        }
+        let mut on_path: HashSet<&str> = HashSet::from([start]);
+        let mut stack = vec![(start, edges(start), 0usize)];
+        while let Some((node, next_edges, index)) = stack.last_mut() {
+            let node = *node;
+            let Some(&next) = next_edges.get(*index) else {
+                on_path.remove(node);
+                done.insert(node);
+                stack.pop();
+                continue;
+            };
+            *index += 1;
+            if on_path.contains(next) {
+                let mut cycle: Vec<String> = stack
+                    .iter()
+                    .map(|frame| frame.0)
+                    .skip_while(|n| *n != next)
+                    .map(str::to_string)
+                    .collect();
+                cycle.push(next.to_string());
                 return Some(cycle);
             }
-            if visited.insert(next.clone()) {
-                let mut longer = path.clone();
-                longer.push(next.clone());
-                stack.push((next, longer));
+            if !done.contains(next) {
+                on_path.insert(next);
+                stack.push((next, edges(next), 0));
             }
         }
     }

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::super::procedures::parse_address;
 use crate::session::Evidence;
+use crate::session::evidence::{EXCERPT_CHARS, excerpt};
 
 /// Why a record cannot be read as a function dossier.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -132,10 +133,16 @@ impl Dossier {
             id: evidence.evidence_id.clone(),
             reason,
         };
-        let raw =
-            RawDossier::deserialize(&evidence.body.result).map_err(|e| error(e.to_string()))?;
+        // The record may come from a bundle: quote its text only in part.
+        let raw = RawDossier::deserialize(&evidence.body.result)
+            .map_err(|e| error(excerpt(&e.to_string(), 4 * EXCERPT_CHARS)))?;
         let address = |text: &str| {
-            parse_address(text).ok_or_else(|| error(format!("`{text}` is not an address")))
+            parse_address(text).ok_or_else(|| {
+                error(format!(
+                    "`{}` is not an address",
+                    excerpt(text, EXCERPT_CHARS)
+                ))
+            })
         };
         let optional = |text: Option<String>| text.as_deref().map(address).transpose();
         let instructions = raw

@@ -253,10 +253,7 @@ fn multiset_details(delta: &MultisetDelta<String>, key: &str) -> Value {
 }
 
 fn echo(text: &str) -> String {
-    match text.char_indices().nth(STRING_ECHO) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_owned(),
-    }
+    crate::session::evidence::excerpt(text, STRING_ECHO)
 }
 
 /// The callee dimension and whether any callee had no name.

@@ -32,7 +32,7 @@ mod normalize;
 mod verify;
 
 use super::{HandlerResult, ToolName};
-use crate::session::evidence::is_evidence_id;
+use crate::session::evidence::{EXCERPT_CHARS, excerpt, is_evidence_id};
 use crate::session::{Confidence, Evidence, EvidenceDraft, Session, native_identity};
 
 pub use dossier::DossierError;
@@ -383,7 +383,7 @@ pub fn fetch(session: &Session, field: &str, id: &str) -> Result<Arc<Evidence>, 
     if !is_evidence_id(id) {
         return Err(FetchError::Malformed {
             field: field.to_owned(),
-            id: truncate_for_message(id),
+            id: excerpt(id, EXCERPT_CHARS),
         });
     }
     session
@@ -410,18 +410,9 @@ pub fn fetch_operation(
         Err(FetchError::WrongKind {
             field: field.to_owned(),
             id: id.to_owned(),
-            found: evidence.body.operation.clone(),
+            found: excerpt(&evidence.body.operation, EXCERPT_CHARS),
             expected: operations.join(" or "),
         })
-    }
-}
-
-/// An id echoed in a message, cut to a readable length.
-fn truncate_for_message(id: &str) -> String {
-    const MAX: usize = 80;
-    match id.char_indices().nth(MAX) {
-        Some((cut, _)) => format!("{}…", &id[..cut]),
-        None => id.to_owned(),
     }
 }
 
@@ -447,7 +438,10 @@ pub enum ComparisonReadError {
 pub fn read_comparison(evidence: &Evidence) -> Result<ComparisonView, ComparisonReadError> {
     let operation = evidence.body.operation.as_str();
     if !COMPARISON_OPERATIONS.contains(&operation) {
-        return Err(ComparisonReadError::NotAComparison(operation.to_owned()));
+        return Err(ComparisonReadError::NotAComparison(excerpt(
+            operation,
+            EXCERPT_CHARS,
+        )));
     }
     let malformed = |what: &str| ComparisonReadError::Malformed(what.to_owned());
     let result = &evidence.body.result;
@@ -468,7 +462,8 @@ pub fn read_comparison(evidence: &Evidence) -> Result<ComparisonView, Comparison
             .and_then(ComparisonStatus::parse)
             .ok_or_else(|| {
                 ComparisonReadError::Malformed(format!(
-                    "dimension `{name}` has no valid comparison status"
+                    "dimension `{}` has no valid comparison status",
+                    excerpt(name, EXCERPT_CHARS)
                 ))
             })?;
         read.insert(name.clone(), dimension_status);

@@ -107,7 +107,7 @@ fn capped_lists_say_what_was_left_out() {
     assert_eq!(capped(&items[..2], |i| json!(i))["capped"], json!(false));
 }
 
-fn evidence(operation: &str, result: serde_json::Value) -> Evidence {
+pub(super) fn evidence(operation: &str, result: serde_json::Value) -> Evidence {
     EvidenceDraft {
         operation: operation.into(),
         subject: None,
@@ -198,6 +198,14 @@ fn fetching_distinguishes_malformed_missing_and_wrong_kind() {
     let long = "x".repeat(10_000);
     let err = fetch(&session, "x", &long).unwrap_err().to_string();
     assert!(err.len() < 300, "{err}");
+    // A record from a bundle may name a megabyte-long operation.
+    let odd = session
+        .record(evidence(&"y".repeat(1 << 20), json!({})).body)
+        .unwrap();
+    let err = fetch_operation(&session, "x", &odd.evidence_id, &COMPARISON_OPERATIONS)
+        .unwrap_err()
+        .to_string();
+    assert!(err.len() < 1024, "echoed {} bytes", err.len());
 }
 
 #[test]
@@ -224,5 +232,27 @@ fn a_dossier_that_does_not_validate_is_refused_not_half_read() {
         let err = ToolError::from(err);
         assert_eq!(err.code, "invalid_evidence");
         assert!(err.message.contains("left_evidence_id"), "{}", err.message);
+    }
+}
+
+/// A dossier from a bundle may hold megabytes where an address belongs;
+/// the refusal quotes only an excerpt.
+#[test]
+fn a_dossier_refusal_quotes_hostile_text_only_in_part() {
+    use super::dossier::Dossier;
+    let huge = "D".repeat(1 << 20);
+    let bad_address = json!({
+        "instructions": [{"address": huge, "mnemonic": "ret", "operands": ""}],
+        "blocks": [], "callees": [], "references": [], "truncated": false,
+    });
+    let bad_type = json!({
+        "instructions": [], "callees": [], "references": [], "truncated": false,
+        "blocks": [{"start": "0x1", "instruction_count": huge, "successors": []}],
+    });
+    for bad in [bad_address, bad_type] {
+        let err =
+            Dossier::read("left_evidence_id", &evidence("analyze_function", bad)).unwrap_err();
+        let message = ToolError::from(err).message;
+        assert!(message.len() < 1024, "echoed {} bytes", message.len());
     }
 }

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use super::{ComparisonStatus, fetch, read_comparison, record_derived};
 use crate::session::Session;
-use crate::session::evidence::is_evidence_id;
+use crate::session::evidence::{EXCERPT_CHARS, excerpt, is_evidence_id};
 use crate::tools::inputs::{ClaimSpec, ExpectedOutcome, VerifyReconstructionInput};
 use crate::tools::{HandlerResult, ToolError, ToolName};
 
@@ -25,6 +25,8 @@ const MAX_NAME: usize = 256;
 const MAX_CLAIM_ID: usize = 128;
 const MAX_TITLE: usize = 512;
 const MAX_DIMENSION: usize = 64;
+/// Most dimension names a "no such dimension" reason lists.
+const KNOWN_DIMENSIONS: usize = 16;
 
 /// The verdict on one claim.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,13 +154,27 @@ fn judge(
             );
         }
     };
-    let operation = Some(evidence.body.operation.clone());
+    // The record may come from a bundle: its operation name and dimension
+    // names are quoted only in part, and only a few of them, since up to
+    // MAX_CLAIMS claims may quote the same record.
+    let operation = Some(excerpt(&evidence.body.operation, EXCERPT_CHARS));
     let view = match read_comparison(&evidence) {
         Ok(view) => view,
         Err(e) => return (Verdict::Unknown, None, operation, e.to_string()),
     };
     let Some(&observed) = view.dimensions.get(dimension) else {
-        let known: Vec<&str> = view.dimensions.keys().map(String::as_str).collect();
+        let mut known: Vec<String> = view
+            .dimensions
+            .keys()
+            .take(KNOWN_DIMENSIONS)
+            .map(|k| excerpt(k, EXCERPT_CHARS))
+            .collect();
+        if view.dimensions.len() > KNOWN_DIMENSIONS {
+            known.push(format!(
+                "and {} more",
+                view.dimensions.len() - KNOWN_DIMENSIONS
+            ));
+        }
         return (
             Verdict::Unknown,
             None,
@@ -304,5 +320,45 @@ mod tests {
             // judge() never asks about these, but a match would be a defect.
             assert!(!expected.met_by(Truncated) && !expected.met_by(Unknown));
         }
+    }
+
+    /// Records from a bundle may carry megabytes of operation or dimension
+    /// names; a hundred claims quoting them stay small.
+    #[test]
+    fn reasons_quote_hostile_records_only_in_part() {
+        use crate::tools::inputs::ReconstructionSpec;
+        let mut session = Session::default();
+        let mut record = |operation: String, result: Value| {
+            let forged = super::super::tests::evidence(&operation, result);
+            session.record(forged.body).unwrap().evidence_id
+        };
+        let dimensions: serde_json::Map<String, Value> = (0..2000)
+            .map(|i| (format!("{i:0>500}"), json!({"status": "changed"})))
+            .collect();
+        let many = record(
+            "compare_functions".into(),
+            json!({"status": "changed", "dimensions": dimensions}),
+        );
+        let named = record("X".repeat(1 << 20), json!({}));
+        let claims = (0..MAX_CLAIMS)
+            .map(|i| ClaimSpec {
+                claim_id: format!("c{i}"),
+                title: "t".into(),
+                comparison_evidence_id: if i % 2 == 0 { &many } else { &named }.clone(),
+                dimension: "absent".into(),
+                expected: ExpectedOutcome::Unchanged,
+            })
+            .collect();
+        let input = VerifyReconstructionInput {
+            specification: ReconstructionSpec {
+                schema_version: 1,
+                name: "hostile".into(),
+                claims,
+            },
+        };
+        let (result, _) = verify_reconstruction(input, &mut session).unwrap();
+        let size = result.to_string().len();
+        assert!(size < 256 * 1024, "the result holds {size} bytes");
+        assert_eq!(result["status"], json!("unknown"));
     }
 }
