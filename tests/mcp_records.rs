@@ -431,6 +431,12 @@ async fn an_investigation_survives_export_and_import_into_a_new_server() {
     assert_eq!(empty["result"]["total"], json!(0));
     assert!(complete(&second, "unknown_id").await.values.is_empty());
     assert!(complete(&second, "evidence_id").await.values.is_empty());
+
+    // An imported ledger can be cleared with nothing open.
+    ok(&second, "import_evidence_bundle", json!({"path": bundle})).await;
+    let closed = ok(&second, "close_binary", json!({})).await;
+    assert_eq!(closed["result"]["closed"], Value::Null);
+    assert!(complete(&second, "evidence_id").await.values.is_empty());
     second.cancel().await.expect("close the second server");
 }
 

@@ -23,7 +23,7 @@ pub fn exercise(data: &[u8]) {
         max_path_bytes: 1024,
     };
     for format in FORMATS {
-        if let Ok(inspection) = inspect_bytes("fuzz", data, format, &limits) {
+        if let Ok(inspection) = inspect_bytes(data, format, &limits) {
             if let Err(error) = inspection.validate() {
                 panic!("{format:?}: a fresh inspection does not validate: {error}");
             }

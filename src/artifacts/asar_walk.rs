@@ -184,9 +184,16 @@ fn unpacked_file(w: &mut Walk, c: &Container, mut e: Entry<'_>) -> bool {
             return true;
         }
     };
+    // A regular file whose real path stays inside the unpacked directory:
+    // a symlinked component could otherwise probe (or read) anything.
+    let inside = |dir: &std::path::Path| {
+        file.canonicalize()
+            .is_ok_and(|real| real.starts_with(dir) && real != dir)
+    };
     let meta = std::fs::symlink_metadata(&file)
         .ok()
-        .filter(|m| m.is_file());
+        .filter(|m| m.is_file())
+        .filter(|_| w.asar_unpacked.as_deref().is_some_and(inside));
     let Some(meta) = meta else {
         e.limitations
             .push("marked unpacked, but not a regular file in <archive>.asar.unpacked/".into());

@@ -18,6 +18,14 @@ pub(crate) fn finish(mut w: Walk, root_format: ArtifactFormat) -> Inspection {
     if root_format == ArtifactFormat::AppBundle {
         bundle_signature(&mut w, &index);
     }
+    if index.exhausted() {
+        w.partial = true;
+        w.limitations.push(
+            "resolving library references and symlinks exceeded its lookup budget; the \
+             references left unresolved are not reported as missing or external"
+                .into(),
+        );
+    }
     assemble(w, occurrences, root_format)
 }
 
@@ -33,7 +41,11 @@ fn symlinks(w: &mut Walk, index: &Index<'_>) {
         let Some(path) = join_inside(parent_dir(&o.logical_path), target) else {
             continue;
         };
-        match index.resolve(parent, &path) {
+        let found = index.resolve(parent, &path);
+        if index.exhausted() {
+            return;
+        }
+        match found {
             Some(k) => w.findings.relationship(DerivedRelationship {
                 kind: RelationshipKind::SymlinkTarget,
                 from: o.occurrence_id.clone(),
@@ -122,7 +134,12 @@ fn natives(w: &mut Walk, index: &Index<'_>, exe_dirs: &HashMap<String, String>) 
             .and_then(|c| exe_dirs.get(c))
             .map(String::as_str);
         for lib in &n.needed {
-            match resolve(index, &n, lib, exe_dir) {
+            let resolution = resolve(index, &n, lib, exe_dir);
+            if index.exhausted() {
+                // A spent budget answers "not found": claim nothing.
+                return;
+            }
+            match resolution {
                 Resolution::Found(k) => {
                     let to = index.get(k).occurrence_id.clone();
                     if to != n.occurrence_id {

@@ -4,6 +4,7 @@
 //! inside it. Unresolvable artifact-relative references are missing
 //! libraries; absolute paths and unmatched basenames are external.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 
 use super::classify::NativeFacts;
@@ -13,11 +14,19 @@ use super::paths::{base_name, join_inside, parent_dir};
 /// Symlink hops followed while resolving one path.
 const MAX_HOPS: usize = 16;
 
+/// Path bytes one inspection may look up while resolving links. Each
+/// binary may name 10,000 libraries and 10,000 rpaths of paths up to 4 KiB,
+/// so without a budget a crafted archive could ask for billions of
+/// lookups; real artifacts use a tiny fraction of this.
+const MAX_RESOLVE_WORK: u64 = 64 << 20;
+
 /// Occurrences by place, for lookups inside one container.
 pub(crate) struct Index<'a> {
     pub occurrences: &'a [(Vec<String>, Occurrence)],
     by_place: HashMap<(&'a str, &'a str), usize>,
     by_base: HashMap<(&'a str, String), usize>,
+    /// Path bytes looked up so far, against [`MAX_RESOLVE_WORK`].
+    work: Cell<u64>,
 }
 
 impl<'a> Index<'a> {
@@ -45,6 +54,7 @@ impl<'a> Index<'a> {
             occurrences,
             by_place,
             by_base,
+            work: Cell::new(0),
         }
     }
 
@@ -52,22 +62,42 @@ impl<'a> Index<'a> {
         &self.occurrences[i].1
     }
 
+    /// Whether the lookup budget ran out (some references were left
+    /// unresolved).
+    pub fn exhausted(&self) -> bool {
+        self.work.get() > MAX_RESOLVE_WORK
+    }
+
+    /// Charges `bytes` of lookup work; false once the budget is spent.
+    fn charge(&self, bytes: usize) -> bool {
+        self.work.set(self.work.get().saturating_add(bytes as u64));
+        !self.exhausted()
+    }
+
     /// The occurrence at `path` in `container`, following symlinks (on any
-    /// component) that stay inside it.
+    /// component) that stay inside it. `None` also once the lookup budget
+    /// is spent ([`Index::exhausted`]).
     pub fn resolve(&self, container: &str, path: &str) -> Option<usize> {
         let mut path = path.to_owned();
         for _ in 0..MAX_HOPS {
-            let comps: Vec<&str> = path.split('/').collect();
             let mut next = None;
-            for i in 1..=comps.len() {
-                let prefix = comps[..i].join("/");
-                let Some(&k) = self.by_place.get(&(container, prefix.as_str())) else {
+            // Each prefix ends at a `/` (or the end): look it up in place.
+            let ends = path
+                .match_indices('/')
+                .map(|(i, _)| i)
+                .chain(std::iter::once(path.len()));
+            for end in ends {
+                let prefix = &path[..end];
+                if !self.charge(prefix.len()) {
+                    return None;
+                }
+                let Some(&k) = self.by_place.get(&(container, prefix)) else {
                     continue;
                 };
                 let o = self.get(k);
                 if o.entry_kind == EntryKind::Symlink {
-                    let base = join_inside(parent_dir(&prefix), o.symlink_target.as_deref()?)?;
-                    let rest = comps[i..].join("/");
+                    let base = join_inside(parent_dir(prefix), o.symlink_target.as_deref()?)?;
+                    let rest = path.get(end + 1..).unwrap_or("");
                     next = Some(if rest.is_empty() {
                         base
                     } else {
@@ -186,4 +216,63 @@ fn expand(rpath: &str, dir: &str, exe_dir: &str) -> Option<String> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn occurrence(
+        parent: Option<&str>,
+        path: &str,
+        kind: EntryKind,
+        target: Option<&str>,
+    ) -> Occurrence {
+        Occurrence {
+            occurrence_id: format!("occ_{path}"),
+            parent_occurrence_id: parent.map(str::to_owned),
+            node_id: None,
+            logical_path: path.to_owned(),
+            entry_kind: kind,
+            size: 0,
+            compressed_size: None,
+            sha256: None,
+            hash_status: HashStatus::Unavailable,
+            executable: false,
+            encrypted: false,
+            symlink_target: target.map(str::to_owned),
+            architecture: None,
+            limitations: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn lookups_follow_symlinks_and_stop_at_the_work_budget() {
+        let occurrences: Vec<(Vec<String>, Occurrence)> = [
+            occurrence(None, "", EntryKind::Directory, None),
+            occurrence(Some("root"), "lib", EntryKind::Directory, None),
+            occurrence(Some("root"), "lib/libz.so.1", EntryKind::File, None),
+            occurrence(Some("root"), "link", EntryKind::Symlink, Some("lib")),
+        ]
+        .into_iter()
+        .map(|o| (Vec::new(), o))
+        .collect();
+        let index = Index::new(&occurrences);
+        assert_eq!(index.resolve("root", "link/libz.so.1"), Some(2));
+        assert!(!index.exhausted());
+
+        // A crafted binary asking again and again for long paths.
+        let long = "a/".repeat(2000) + "libz.so.1";
+        let mut lookups = 0u64;
+        while index.resolve("root", &long).is_none() && !index.exhausted() {
+            lookups += 1;
+            assert!(lookups < 1_000_000, "the budget must end the work");
+        }
+        assert!(index.exhausted());
+        assert_eq!(
+            index.resolve("root", "lib/libz.so.1"),
+            None,
+            "a spent budget answers nothing"
+        );
+    }
 }

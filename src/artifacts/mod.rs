@@ -100,7 +100,7 @@ pub fn inspect(
             });
         }
         let mut w = Walk::new(*limits);
-        let c = w.add_root(None, EntryKind::Directory, &name);
+        let c = w.add_root(None, EntryKind::Directory);
         bundle::walk(&mut w, &c, root)?;
         return Ok(finish::finish(w, format));
     }
@@ -113,21 +113,24 @@ pub fn inspect(
     }
     let mut w = Walk::new(*limits);
     if format == ArtifactFormat::Asar {
-        w.asar_unpacked = Some(root.with_file_name(format!("{name}.unpacked")));
+        // Only a real directory beside the archive (itself admitted and
+        // canonical), never one reached through a symlink.
+        let unpacked = root.with_file_name(format!("{name}.unpacked"));
+        w.asar_unpacked = std::fs::symlink_metadata(&unpacked)
+            .is_ok_and(|m| m.is_dir())
+            .then_some(unpacked);
     }
     if meta.len() == 0 {
-        return run(w, &name, &[], format);
+        return run(w, &[], format);
     }
     // SAFETY: read-only map of the admitted target, as the native provider
     // maps binaries; artifacts are not expected to change under inspection.
     let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| io(root, e))?;
-    run(w, &name, &map, format)
+    run(w, &map, format)
 }
 
 /// Inspects an artifact held in memory (nested archives, the fuzz target).
-/// `name` only labels the root in messages.
 pub fn inspect_bytes(
-    name: &str,
     bytes: &[u8],
     format: ArtifactFormat,
     limits: &Limits,
@@ -138,16 +141,11 @@ pub fn inspect_bytes(
             detail: "an .app bundle is a directory; inspect it by path".into(),
         });
     }
-    run(Walk::new(*limits), name, bytes, format)
+    run(Walk::new(*limits), bytes, format)
 }
 
-fn run(
-    mut w: Walk,
-    name: &str,
-    bytes: &[u8],
-    format: ArtifactFormat,
-) -> Result<Inspection, ArtifactError> {
-    let c = w.add_root(Some(bytes), EntryKind::File, name);
+fn run(mut w: Walk, bytes: &[u8], format: ArtifactFormat) -> Result<Inspection, ArtifactError> {
+    let c = w.add_root(Some(bytes), EntryKind::File);
     w.explore(&c, format, bytes)?;
     Ok(finish::finish(w, format))
 }

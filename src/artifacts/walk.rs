@@ -201,11 +201,14 @@ impl Walk {
     }
 
     /// Lists the root occurrence. `bytes` is `None` for a directory root.
-    pub fn add_root(&mut self, bytes: Option<&[u8]>, kind: EntryKind, name: &str) -> Container {
+    /// It is named by its role, never by its file name: the same bytes must
+    /// give the same findings wherever they live.
+    pub fn add_root(&mut self, bytes: Option<&[u8]>, kind: EntryKind) -> Container {
         self.entries_seen += 1;
         let (sha, node_id, architecture) = match bytes {
             Some(b) => {
-                let (sha, node_id, arch) = self.add_node(b, name, Some((None, String::new())));
+                let (sha, node_id, arch) =
+                    self.add_node(b, "the root", Some((None, String::new())));
                 (Some(sha), Some(node_id), arch)
             }
             None => (None, None, None),

@@ -362,12 +362,15 @@ impl Session {
 
     /// Closes the target and clears everything the session owns: the
     /// ledger takes the residual-unknown registry with it.
-    pub fn close(&mut self) -> Result<String, SessionError> {
-        let artifact = self.artifact.take().ok_or(SessionError::TargetRequired)?;
+    ///
+    /// Works with nothing open too, so a ledger filled by an import can
+    /// always be cleared. Returns the path of the target that was open.
+    pub fn close(&mut self) -> Option<String> {
+        let artifact = self.artifact.take();
         self.target = None;
         self.ledger = Ledger::default();
         self.current_document = 0;
-        Ok(artifact.display.clone())
+        artifact.map(|a| a.display.clone())
     }
 
     /// Resolves an optional document name to an index (default: current).

@@ -140,7 +140,7 @@ pub fn availability(tool: ToolName, session: &Session) -> Result<(), &'static st
 /// Tools that read the opened artifact as a whole, so an archive (which has
 /// no code documents) serves them.
 fn artifact_tool(tool: ToolName) -> bool {
-    matches!(tool, ToolName::CloseBinary | ToolName::InspectArtifact)
+    matches!(tool, ToolName::InspectArtifact)
 }
 
 /// Runs one tool against the session. `progress` receives `(done, total)`

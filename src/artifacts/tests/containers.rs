@@ -57,7 +57,7 @@ fn nested_archives_are_walked_to_max_depth() {
         max_depth: 1,
         ..Limits::default()
     };
-    let i = inspect_bytes("t", &outer, ArtifactFormat::Zip, &shallow).unwrap();
+    let i = inspect_bytes(&outer, ArtifactFormat::Zip, &shallow).unwrap();
     i.validate().unwrap();
     assert!(paths_of(&i).contains(&"inner.zip!/more.zip".to_string()));
     assert!(!paths_of(&i).iter().any(|p| p.ends_with("deep.txt")));
@@ -160,6 +160,26 @@ fn asar_unpacked_files_are_checked_next_to_the_archive() {
     .unwrap();
     let i = inspect(&path, ArtifactFormat::Asar, &Limits::default()).unwrap();
     assert_eq!(by_path(&i, "here.node").sha256, None);
+
+    // Nor is a symlinked directory on the way: a regular file outside the
+    // unpacked directory is neither read nor confirmed to exist.
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.node"), b"s").unwrap();
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("app.asar.unpacked/sub")).unwrap();
+    let json = r#"{"files":{"sub":{"files":{"secret.node":{"size":1,"unpacked":true}}}}}"#;
+    std::fs::write(&path, asar::build(json, b"")).unwrap();
+    let i = inspect(&path, ArtifactFormat::Asar, &Limits::default()).unwrap();
+    let secret = by_path(&i, "sub/secret.node");
+    assert_eq!(secret.sha256, None);
+    assert_eq!(secret.hash_status, HashStatus::Unavailable);
+
+    // And an unpacked directory that is itself a symlink is not used.
+    std::fs::remove_dir_all(dir.path().join("app.asar.unpacked")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("app.asar.unpacked")).unwrap();
+    let json = r#"{"files":{"secret.node":{"size":1,"unpacked":true}}}"#;
+    std::fs::write(&path, asar::build(json, b"")).unwrap();
+    let i = inspect(&path, ArtifactFormat::Asar, &Limits::default()).unwrap();
+    assert_eq!(by_path(&i, "secret.node").sha256, None);
 }
 
 #[test]

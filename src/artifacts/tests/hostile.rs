@@ -8,7 +8,7 @@ fn zip_bomb_is_refused_by_its_real_ratio() {
         max_compression_ratio: 100,
         ..Limits::default()
     };
-    let i = inspect_bytes("t", &b, ArtifactFormat::Zip, &limits).unwrap();
+    let i = inspect_bytes(&b, ArtifactFormat::Zip, &limits).unwrap();
     i.validate().unwrap();
     assert_eq!(refusals(&i), [RefusalReason::CompressionRatio]);
     assert_eq!(paths_of(&i), ["", "ok.txt"]);
@@ -30,7 +30,7 @@ fn oversized_entries_are_listed_but_not_hashed() {
         ..Limits::default()
     };
     let b = zip(&[z("big.bin", &data), deflated("big2.bin", &data)]);
-    let i = inspect_bytes("t", &b, ArtifactFormat::Zip, &limits).unwrap();
+    let i = inspect_bytes(&b, ArtifactFormat::Zip, &limits).unwrap();
     i.validate().unwrap();
     for p in ["big.bin", "big2.bin"] {
         let o = by_path(&i, p);
@@ -121,20 +121,20 @@ fn truncated_central_directory_is_a_typed_error() {
     let b = zip(&[z("a.txt", b"abc"), z("b.txt", b"def")]);
     // Cut inside the central directory: no end record survives.
     let cut = &b[..b.len() - 40];
-    let err = inspect_bytes("t", cut, ArtifactFormat::Zip, &Limits::default()).unwrap_err();
+    let err = inspect_bytes(cut, ArtifactFormat::Zip, &Limits::default()).unwrap_err();
     assert_eq!(err.code(), "artifact_malformed");
     // An end record whose directory runs past the file.
     let mut lying = b.clone();
     let n = lying.len();
     lying[n - 10..n - 6].copy_from_slice(&u32::MAX.to_le_bytes());
-    let err = inspect_bytes("t", &lying, ArtifactFormat::Zip, &Limits::default()).unwrap_err();
+    let err = inspect_bytes(&lying, ArtifactFormat::Zip, &Limits::default()).unwrap_err();
     assert!(err.to_string().contains("outside the file"), "{err}");
     // A directory whose records are corrupted part-way lists what it can.
     let mut broken = b.clone();
     let cd = u32::from_le_bytes(broken[n - 6..n - 2].try_into().unwrap()) as usize;
     let second = cd + 46 + 5;
     broken[second] ^= 0xff;
-    let i = inspect_bytes("t", &broken, ArtifactFormat::Zip, &Limits::default()).unwrap();
+    let i = inspect_bytes(&broken, ArtifactFormat::Zip, &Limits::default()).unwrap();
     i.validate().unwrap();
     assert_eq!(paths_of(&i), ["", "a.txt"]);
     assert_eq!(
@@ -150,7 +150,7 @@ fn entry_count_limit_truncates() {
         max_entries: 3,
         ..Limits::default()
     };
-    let i = inspect_bytes("t", &zip(&entries), ArtifactFormat::Zip, &limits).unwrap();
+    let i = inspect_bytes(&zip(&entries), ArtifactFormat::Zip, &limits).unwrap();
     i.validate().unwrap();
     assert_eq!(i.occurrences.len(), 3);
     assert_eq!(i.coverage.status, CoverageStatus::Truncated);
@@ -168,7 +168,7 @@ fn total_byte_limit_truncates() {
         max_total_bytes: 250,
         ..Limits::default()
     };
-    let i = inspect_bytes("t", &zip(&entries), ArtifactFormat::Zip, &limits).unwrap();
+    let i = inspect_bytes(&zip(&entries), ArtifactFormat::Zip, &limits).unwrap();
     i.validate().unwrap();
     assert_eq!(i.coverage.status, CoverageStatus::Truncated);
     assert_eq!(i.coverage.bytes_read, 200);
@@ -180,11 +180,10 @@ fn hostile_asar_headers() {
     let limits = Limits::default();
     let mut big = asar::build(r#"{"files":{}}"#, b"");
     big[4..8].copy_from_slice(&(64u32 << 20).to_le_bytes());
-    let err = inspect_bytes("t", &big, ArtifactFormat::Asar, &limits).unwrap_err();
+    let err = inspect_bytes(&big, ArtifactFormat::Asar, &limits).unwrap_err();
     assert!(err.to_string().contains("limit"), "{err}");
     let deep = format!("{}{}", r#"{"files":{"a":"#.repeat(100), "}".repeat(200));
-    let err =
-        inspect_bytes("t", &asar::build(&deep, b""), ArtifactFormat::Asar, &limits).unwrap_err();
+    let err = inspect_bytes(&asar::build(&deep, b""), ArtifactFormat::Asar, &limits).unwrap_err();
     assert!(err.to_string().contains("nests deeper"), "{err}");
     let outside = asar::build(
         r#"{"files":{"a":{"size":10,"offset":"5"},"b":{"size":1,"offset":"18446744073709551615"},"c":{"size":2,"offset":"0"}}}"#,
@@ -218,7 +217,7 @@ fn limits_are_validated() {
         max_entries: 0,
         ..Limits::default()
     };
-    assert!(inspect_bytes("t", b"", ArtifactFormat::File, &zero).is_err());
+    assert!(inspect_bytes(b"", ArtifactFormat::File, &zero).is_err());
     let parsed: Limits = serde_json::from_str(r#"{"max_entries": 5}"#).unwrap();
     assert_eq!(parsed.max_entries, 5);
     assert_eq!(parsed.max_depth, 20);
@@ -232,7 +231,7 @@ fn refused_entries_count_against_max_entries() {
         max_entries: 10,
         ..Limits::default()
     };
-    let i = inspect_bytes("t", &zip(&entries), ArtifactFormat::Zip, &limits).unwrap();
+    let i = inspect_bytes(&zip(&entries), ArtifactFormat::Zip, &limits).unwrap();
     i.validate().unwrap();
     assert_eq!(i.coverage.entries_seen, 10);
     assert_eq!(i.findings.refused_entries.len(), 9);
@@ -286,7 +285,7 @@ fn zip64_end_records_are_followed() {
     let n = broken.len();
     broken[n - 22 - 20 + 8..n - 22 - 20 + 16].copy_from_slice(&u64::MAX.to_le_bytes());
     assert_eq!(
-        inspect_bytes("t", &broken, ArtifactFormat::Zip, &Limits::default())
+        inspect_bytes(&broken, ArtifactFormat::Zip, &Limits::default())
             .unwrap_err()
             .code(),
         "artifact_malformed"

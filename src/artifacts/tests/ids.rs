@@ -16,7 +16,7 @@ fn ids_are_stable_and_independent_of_location() {
     std::fs::write(&p2, &b).unwrap();
     let a = inspect(&p1, ArtifactFormat::Zip, &Limits::default()).unwrap();
     let c = inspect(&p2, ArtifactFormat::Zip, &Limits::default()).unwrap();
-    let m = inspect_bytes("memory", &b, ArtifactFormat::Zip, &Limits::default()).unwrap();
+    let m = inspect_bytes(&b, ArtifactFormat::Zip, &Limits::default()).unwrap();
     assert_eq!(a, c);
     assert_eq!(a, m);
     assert!(a.manifest.manifest_id.starts_with("agm_") && a.manifest.manifest_id.len() == 68);
@@ -31,7 +31,7 @@ fn ids_are_stable_and_independent_of_location() {
     }
     // The same entry content at the same place in an artifact gives the same id.
     let other = zip(&[z("a.txt", b"abc")]);
-    let o = inspect_bytes("o", &other, ArtifactFormat::Zip, &Limits::default()).unwrap();
+    let o = inspect_bytes(&other, ArtifactFormat::Zip, &Limits::default()).unwrap();
     assert_eq!(
         o.nodes
             .iter()

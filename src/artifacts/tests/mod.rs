@@ -127,7 +127,7 @@ pub(super) fn ar(members: &[(&str, &[u8])]) -> Vec<u8> {
 }
 
 pub(super) fn bytes(format: ArtifactFormat, b: &[u8]) -> Inspection {
-    let i = inspect_bytes("t", b, format, &Limits::default()).unwrap();
+    let i = inspect_bytes(b, format, &Limits::default()).unwrap();
     i.validate().unwrap();
     i
 }

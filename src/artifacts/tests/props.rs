@@ -18,7 +18,7 @@ fn check(bytes: &[u8]) {
         ..Limits::default()
     };
     for format in FORMATS {
-        if let Ok(i) = inspect_bytes("p", bytes, format, &limits) {
+        if let Ok(i) = inspect_bytes(bytes, format, &limits) {
             i.validate().unwrap();
             assert!(i.occurrences.len() as u64 <= limits.max_entries);
         }

@@ -44,7 +44,8 @@ struct Content {
 struct Side {
     inventory: RetainedInventory,
     by_path: BTreeMap<String, Occurrence>,
-    /// Paths that two retained occurrences share (never matched).
+    /// Occurrences that cannot be matched: paths that two retained
+    /// occurrences share, or whose parent chain is not retained.
     ambiguous: usize,
 }
 
@@ -255,7 +256,10 @@ fn side(session: &Session, field: &str, id: &str) -> Result<Side, ToolError> {
         if occurrence.is_root() && !include_root {
             continue;
         }
+        // Without a retained parent chain (only a forged record lacks one
+        // once every occurrence is retained) the place is unknown.
         let Some(path) = inventory.display_path(occurrence) else {
+            ambiguous += 1;
             continue;
         };
         if by_path.insert(path.clone(), occurrence.clone()).is_some() {
@@ -331,7 +335,8 @@ fn side_limitations(name: &str, s: &Side) -> Vec<String> {
     }
     if s.ambiguous > 0 {
         out.push(format!(
-            "{name}: {} path(s) occur more than once and were not matched",
+            "{name}: {} occurrence(s) have a path shared with another or no retained parent \
+             chain, and were not matched",
             s.ambiguous
         ));
     }
