@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::session::canonical::to_canonical;
+use crate::session::evidence::hex;
 
 /// Current `Inspection::schema_version`.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -549,7 +550,9 @@ pub struct Coverage {
     pub entries_seen: u64,
     /// Entries that became occurrences (the root included).
     pub entries_listed: u64,
-    /// Bytes actually read/decompressed.
+    /// Bytes of listed entries actually read or decompressed (charged to
+    /// `max_total_bytes`). A refused entry's bytes are not counted; its
+    /// refusal says how far decompression went.
     pub bytes_read: u64,
     /// Names of the `Limits` fields that stopped or shortened the walk.
     pub limits_hit: Vec<String>,
@@ -558,12 +561,7 @@ pub struct Coverage {
 // ---- ids --------------------------------------------------------------
 
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    let mut out = String::with_capacity(64);
-    for b in digest.iter() {
-        out.push_str(&format!("{b:02x}"));
-    }
-    out
+    hex(&Sha256::digest(bytes))
 }
 
 /// sha256 of the canonical JSON of `value` (which holds no floats).
