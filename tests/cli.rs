@@ -1037,3 +1037,20 @@ fn doctor_reports_an_archive_as_an_artifact_target() {
         "{out:?}"
     );
 }
+
+#[test]
+fn mcp_refuses_an_incomplete_process_capture_policy() {
+    let out = run(rea().args(["mcp", "--enable-process-capture"]));
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(out.stdout.is_empty(), "stdout is JSON-RPC only: {out:?}");
+    assert!(
+        out.stderr.contains("--capture-executable-root"),
+        "the message names the missing flag: {out:?}"
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("capture.toml");
+    std::fs::write(&config, "enabled = true\nunexpected = 1\n").expect("write");
+    let out = run(rea().arg("mcp").arg("--capture-config").arg(&config));
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(out.stderr.contains("unexpected"), "{out:?}");
+}

@@ -313,3 +313,55 @@ int main(void) { puts(needle); return 0; }
     .await;
     assert_eq!(page["result"]["total"], 1);
 }
+
+#[tokio::test]
+async fn binary_session_reports_the_process_capture_policy() {
+    use rea::session::{CapturePolicy, CaptureSettings, Policies};
+    // Off by default, with the reason.
+    let (client, _, _) = common::connect(common::Era::Modern).await;
+    let (status, _) = common::call(&client, "binary_session", json!({})).await;
+    let capture = &status["result"]["process_capture"];
+    assert_eq!(capture["enabled"], json!(false), "{capture}");
+    assert!(
+        capture["reason"]
+            .as_str()
+            .unwrap()
+            .contains("--enable-process-capture")
+    );
+
+    // Enabled by the operator, for named roots.
+    let dir = tempfile::tempdir().unwrap();
+    let policy = CapturePolicy::new(CaptureSettings {
+        enabled: true,
+        executable_roots: vec![dir.path().to_path_buf()],
+        working_roots: vec![dir.path().to_path_buf()],
+        user: Some("65534:65534".into()).filter(|_| running_as_root()),
+    })
+    .unwrap();
+    let hub = rea::server::Hub::with_policies(
+        rea::catalog::render::LoadedCatalog::embedded().unwrap(),
+        Policies {
+            capture: policy,
+            ..Policies::default()
+        },
+        rea::session::DeepProviders::none(),
+    );
+    let (client, _, _) = common::connect_to(&hub, common::Era::Legacy).await;
+    let (status, _) = common::call(&client, "binary_session", json!({})).await;
+    let capture = &status["result"]["process_capture"];
+    assert_eq!(capture["enabled"], json!(true), "{capture}");
+    assert_eq!(
+        capture["executable_roots"],
+        json!([dir.path().canonicalize().unwrap()])
+    );
+}
+
+/// Whether this test process runs as root (captures then need a user).
+fn running_as_root() -> bool {
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines()
+            .find_map(|l| l.strip_prefix("Uid:"))
+            .and_then(|ids| ids.split_whitespace().nth(1))
+            == Some("0")
+    })
+}

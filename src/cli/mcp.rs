@@ -5,7 +5,9 @@ use std::process::ExitCode;
 
 use rea::catalog::render::LoadedCatalog;
 use rea::server::{Hub, ReaServer, reload};
-use rea::session::{DeepProviders, ReadRoots, WriteRoots};
+use rea::session::{
+    CapturePolicy, CaptureSettings, DeepProviders, Policies, ReadRoots, WriteRoots,
+};
 use rmcp::ServiceExt;
 
 use super::CliError;
@@ -14,9 +16,11 @@ pub fn run(
     prompts_dir: Option<PathBuf>,
     read_roots: &[PathBuf],
     write_roots: &[PathBuf],
+    capture: CaptureSettings,
 ) -> Result<ExitCode, CliError> {
     let roots = ReadRoots::new(read_roots).map_err(|e| CliError::Usage(e.to_string()))?;
     let write_roots = WriteRoots::new(write_roots).map_err(|e| CliError::Usage(e.to_string()))?;
+    let capture = CapturePolicy::new(capture).map_err(|e| CliError::Usage(e.to_string()))?;
     // Files only: no radare2 process starts until a target is opened with it.
     let deep = DeepProviders::detect().map_err(|e| CliError::Usage(e.to_string()))?;
     let catalog = match &prompts_dir {
@@ -35,7 +39,12 @@ pub fn run(
         .build()
         .map_err(|e| CliError::Failed(format!("cannot start the async runtime: {e}")))?;
     runtime.block_on(async move {
-        let hub = Hub::with_policies(catalog, roots, write_roots, deep);
+        let policies = Policies {
+            read_roots: roots,
+            write_roots,
+            capture,
+        };
+        let hub = Hub::with_policies(catalog, policies, deep);
         let _watcher =
             match prompts_dir {
                 Some(dir) => Some(reload::watch(hub.clone(), dir.clone()).map_err(|e| {

@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use rea::session::CaptureSettings;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -23,6 +24,29 @@ use clap::{Parser, Subcommand, ValueEnum};
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
+}
+
+/// Process capture is off unless these enable it (see README, "Process
+/// capture policy").
+#[derive(Debug, clap::Args)]
+struct CaptureArgs {
+    /// Allow capture_process_scenario (every call still needs approved: true).
+    #[arg(long = "enable-process-capture")]
+    enabled: bool,
+    /// Executables may be run only from under DIR (repeatable; symlinks resolved).
+    #[arg(long = "capture-executable-root", value_name = "DIR")]
+    executable_roots: Vec<PathBuf>,
+    /// Captures may run only in working directories under DIR (repeatable).
+    #[arg(long = "capture-working-root", value_name = "DIR")]
+    working_roots: Vec<PathBuf>,
+    /// Run captures as USER (a name or UID:GID) when the server runs as root;
+    /// default nobody.
+    #[arg(long = "capture-user", value_name = "USER")]
+    user: Option<String>,
+    /// Read capture settings from a TOML file (enabled, executable_roots,
+    /// working_roots, user); the flags above add to it.
+    #[arg(long = "capture-config", value_name = "FILE")]
+    config: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -39,6 +63,8 @@ enum Command {
         /// under DIR (repeatable). Without it, writing is disabled.
         #[arg(long = "write-root", value_name = "DIR")]
         write_roots: Vec<PathBuf>,
+        #[command(flatten)]
+        capture: CaptureArgs,
     },
     /// Inspect, render and lint the guided prompt catalog.
     Prompts {
@@ -134,7 +160,13 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
             prompts_dir,
             read_roots,
             write_roots,
-        } => mcp::run(prompts_dir, &read_roots, &write_roots),
+            capture,
+        } => mcp::run(
+            prompts_dir,
+            &read_roots,
+            &write_roots,
+            capture_settings(capture)?,
+        ),
         Command::Prompts { command } => match command {
             PromptsCommand::List => prompts::list(),
             PromptsCommand::Show { name } => prompts::show(&name),
@@ -154,4 +186,21 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
             file,
         } => radare2_host::run(&libr, &settings, &file),
     }
+}
+
+/// The capture settings of `rea mcp`: the config file (if any) with the
+/// flags on top.
+fn capture_settings(args: CaptureArgs) -> Result<CaptureSettings, CliError> {
+    let from_file = match &args.config {
+        Some(path) => {
+            CaptureSettings::from_file(path).map_err(|e| CliError::Usage(e.to_string()))?
+        }
+        None => CaptureSettings::default(),
+    };
+    Ok(from_file.merged(CaptureSettings {
+        enabled: args.enabled,
+        executable_roots: args.executable_roots,
+        working_roots: args.working_roots,
+        user: args.user,
+    }))
 }

@@ -41,7 +41,8 @@ pub struct ReaServer {
 impl ReaServer {
     pub fn new(hub: Arc<Hub>) -> ReaServer {
         let session = Session::new(hub.read_roots().clone(), hub.deep_providers())
-            .with_write_roots(hub.write_roots().clone());
+            .with_write_roots(hub.write_roots().clone())
+            .with_capture_policy(hub.capture_policy().clone());
         ReaServer {
             hub,
             session: Arc::new(Mutex::new(session)),

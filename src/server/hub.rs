@@ -13,7 +13,7 @@ use rmcp::service::{Peer, RoleServer, SubscriptionSink};
 
 use crate::catalog::render::LoadedCatalog;
 use crate::catalog::validate::Diagnostic;
-use crate::session::{DeepProviders, ReadRoots, WriteRoots};
+use crate::session::{CapturePolicy, DeepProviders, Policies, ReadRoots, WriteRoots};
 
 #[derive(Clone)]
 enum Listener {
@@ -27,8 +27,7 @@ enum Listener {
 pub struct Hub {
     catalog: RwLock<Arc<LoadedCatalog>>,
     listeners: Mutex<Vec<Listener>>,
-    read_roots: ReadRoots,
-    write_roots: WriteRoots,
+    policies: Policies,
     deep: Arc<DeepProviders>,
 }
 
@@ -44,32 +43,41 @@ impl Hub {
         read_roots: ReadRoots,
         deep: DeepProviders,
     ) -> Arc<Hub> {
-        Hub::with_policies(catalog, read_roots, WriteRoots::default(), deep)
+        Hub::with_policies(
+            catalog,
+            Policies {
+                read_roots,
+                ..Policies::default()
+            },
+            deep,
+        )
     }
 
-    /// A hub whose sessions read under `read_roots`, may write under
-    /// `write_roots` (none: writing disabled) and offer `deep`.
+    /// A hub whose sessions run under the operator's `policies` (read and
+    /// write roots, process capture) and offer `deep`.
     pub fn with_policies(
         catalog: Arc<LoadedCatalog>,
-        read_roots: ReadRoots,
-        write_roots: WriteRoots,
+        policies: Policies,
         deep: DeepProviders,
     ) -> Arc<Hub> {
         Arc::new(Hub {
             catalog: RwLock::new(catalog),
             listeners: Mutex::new(Vec::new()),
-            read_roots,
-            write_roots,
+            policies,
             deep: Arc::new(deep),
         })
     }
 
     pub fn read_roots(&self) -> &ReadRoots {
-        &self.read_roots
+        &self.policies.read_roots
     }
 
     pub fn write_roots(&self) -> &WriteRoots {
-        &self.write_roots
+        &self.policies.write_roots
+    }
+
+    pub fn capture_policy(&self) -> &CapturePolicy {
+        &self.policies.capture
     }
 
     pub fn deep_providers(&self) -> Arc<DeepProviders> {

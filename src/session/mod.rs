@@ -12,6 +12,7 @@ pub mod artifact_records;
 pub mod artifact_target;
 pub mod bundle;
 pub mod canonical;
+pub mod capture_policy;
 pub mod deep;
 pub mod evidence;
 pub mod ledger;
@@ -32,6 +33,7 @@ use crate::providers::{Inventory, NATIVE_PROVIDER_ID, ProviderError};
 pub use admission::{AdmissionError, AdmittedTarget, ReadRoots};
 pub use artifact_target::ArtifactTarget;
 pub use bundle::{BundleError, ExportSummary, ImportSummary};
+pub use capture_policy::{CapturePolicy, CapturePolicyError, CaptureSettings};
 pub use deep::{Choice, DEEP_PROVIDERS, DeepProviders, SelectionError, SelectionSource};
 pub use evidence::{
     Authority, Confidence, Evidence, EvidenceDraft, Location, ProviderIdentity, Subject,
@@ -181,6 +183,16 @@ pub struct Session {
     ledger: Ledger,
     /// Where tools may write files (empty: nowhere).
     write_roots: WriteRoots,
+    /// Whether and where processes may be run (off by default).
+    capture: CapturePolicy,
+}
+
+/// The operator's policies every session of a server runs under.
+#[derive(Debug, Clone, Default)]
+pub struct Policies {
+    pub read_roots: ReadRoots,
+    pub write_roots: WriteRoots,
+    pub capture: CapturePolicy,
 }
 
 /// What [`Session::open`] opened.
@@ -238,6 +250,16 @@ impl Session {
 
     pub fn write_roots(&self) -> &WriteRoots {
         &self.write_roots
+    }
+
+    /// The session with the operator's process-capture policy.
+    pub fn with_capture_policy(mut self, capture: CapturePolicy) -> Session {
+        self.capture = capture;
+        self
+    }
+
+    pub fn capture_policy(&self) -> &CapturePolicy {
+        &self.capture
     }
 
     /// The deep providers this server offers.

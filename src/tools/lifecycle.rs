@@ -69,6 +69,7 @@ pub(crate) fn binary_session(_: BinarySessionInput, session: &mut Session) -> Ha
             "enabled": session.write_roots().is_enabled(),
             "write_roots": session.write_roots().roots().iter().map(|r| r.display().to_string()).collect::<Vec<_>>(),
         },
+        "process_capture": session.capture_policy().status(),
         "read_roots": session.read_roots().is_confined().then(|| {
             session.read_roots().roots().iter().map(|r| r.display().to_string()).collect::<Vec<_>>()
         }),

@@ -125,7 +125,10 @@ pub fn availability(tool: ToolName, session: &Session) -> Result<(), &'static st
     if needs_target && !artifact_tool(tool) && session.target().is_none() {
         return Err("no_code_documents");
     }
-    if spec(tool).is_some_and(|s| s.effects.contains(&Effect::LaunchesProcess)) {
+    // Running a process is off until the operator enables capture.
+    if spec(tool).is_some_and(|s| s.effects.contains(&Effect::LaunchesProcess))
+        && !session.capture_policy().is_enabled()
+    {
         return Err("policy_disabled");
     }
     // Writing is off until the operator names a write root.
