@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::evidence::{EXCERPT_CHARS, excerpt};
+use super::policy::canonical_dirs;
 
 /// Largest capture config file and `/etc/passwd` read.
 const MAX_SETTINGS_BYTES: u64 = 1 << 20;
@@ -263,21 +264,10 @@ fn confine(
 }
 
 fn canonical_roots(roots: &[PathBuf]) -> Result<Vec<PathBuf>, CapturePolicyError> {
-    roots
-        .iter()
-        .map(|root| {
-            let bad = |reason: String| CapturePolicyError::BadRoot {
-                path: root.display().to_string(),
-                reason,
-            };
-            let real = root.canonicalize().map_err(|e| bad(e.to_string()))?;
-            if real.is_dir() {
-                Ok(real)
-            } else {
-                Err(bad("not a directory".into()))
-            }
-        })
-        .collect()
+    canonical_dirs(roots, |path, reason| CapturePolicyError::BadRoot {
+        path,
+        reason,
+    })
 }
 
 /// Whether the server's effective user is root (Linux: `/proc/self/status`).

@@ -60,28 +60,35 @@ impl WriteError {
     }
 }
 
+/// Operator root directories, canonicalized (every symlink resolved); `bad`
+/// makes the error for a root that does not exist or is not a directory.
+pub(crate) fn canonical_dirs<E>(
+    roots: &[PathBuf],
+    bad: impl Fn(String, String) -> E,
+) -> Result<Vec<PathBuf>, E> {
+    roots
+        .iter()
+        .map(|root| {
+            let shown = || root.display().to_string();
+            let real = root
+                .canonicalize()
+                .map_err(|e| bad(shown(), e.to_string()))?;
+            if real.is_dir() {
+                Ok(real)
+            } else {
+                Err(bad(shown(), "not a directory".into()))
+            }
+        })
+        .collect()
+}
+
 /// The operator's write roots, canonicalized; empty means writing is off.
 #[derive(Debug, Clone, Default)]
 pub struct WriteRoots(Vec<PathBuf>);
 
 impl WriteRoots {
     pub fn new(roots: &[PathBuf]) -> Result<WriteRoots, WriteError> {
-        roots
-            .iter()
-            .map(|r| {
-                let bad = |reason: String| WriteError::BadRoot {
-                    path: r.display().to_string(),
-                    reason,
-                };
-                let real = r.canonicalize().map_err(|e| bad(e.to_string()))?;
-                if real.is_dir() {
-                    Ok(real)
-                } else {
-                    Err(bad("not a directory".into()))
-                }
-            })
-            .collect::<Result<Vec<_>, _>>()
-            .map(WriteRoots)
+        canonical_dirs(roots, |path, reason| WriteError::BadRoot { path, reason }).map(WriteRoots)
     }
 
     pub fn is_enabled(&self) -> bool {
