@@ -7,6 +7,7 @@ mod index;
 mod mcp;
 mod procedures;
 mod prompts;
+mod capture_host;
 mod radare2_host;
 
 use std::path::PathBuf;
@@ -87,6 +88,11 @@ enum Command {
         /// The absolute path of the file to load.
         file: PathBuf,
     },
+    /// Run one process-capture scenario read as JSON on stdin and write
+    /// the result as JSON on stdout (started by process capture; stdout
+    /// carries that result only).
+    #[command(hide = true)]
+    CaptureHost,
 }
 
 #[derive(Debug, Subcommand)]
@@ -153,5 +159,6 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
             settings,
             file,
         } => radare2_host::run(&libr, &settings, &file),
+        Command::CaptureHost => capture_host::run(),
     }
 }
