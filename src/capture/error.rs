@@ -13,7 +13,9 @@ pub enum CaptureError {
         "refusing to run the process as root: start rea as root with an unprivileged run_as, or as an ordinary user"
     )]
     WouldRunAsRoot,
-    #[error("the capture host could not start ({0}); check REA_CAPTURE_HOST or the rea installation")]
+    #[error(
+        "the capture host could not start ({0}); check REA_CAPTURE_HOST or the rea installation"
+    )]
     HostStart(String),
     #[error(
         "the capture host overran its deadline of {0} ms and was killed; lower timeout_ms or the limits"

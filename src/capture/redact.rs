@@ -29,7 +29,7 @@ impl Secrets {
             .filter(|e| e.secret && !e.value.is_empty())
             .map(|e| (e.name.clone(), e.value.as_bytes().to_vec()))
             .collect();
-        items.sort_by(|a, b| b.1.len().cmp(&a.1.len()));
+        items.sort_by_key(|item| std::cmp::Reverse(item.1.len()));
         let mut first = [false; 256];
         for (_, v) in &items {
             first[usize::from(v[0])] = true;

@@ -240,7 +240,11 @@ impl Scenario {
         }
         let l = &self.limits;
         for (field, v, max) in [
-            ("limits.output_bytes", l.output_bytes, MAX_LIMITS.output_bytes),
+            (
+                "limits.output_bytes",
+                l.output_bytes,
+                MAX_LIMITS.output_bytes,
+            ),
             ("limits.processes", l.processes, MAX_LIMITS.processes),
             (
                 "limits.file_size_bytes",
@@ -248,7 +252,11 @@ impl Scenario {
                 MAX_LIMITS.file_size_bytes,
             ),
             ("limits.cpu_seconds", l.cpu_seconds, MAX_LIMITS.cpu_seconds),
-            ("limits.files_listed", l.files_listed, MAX_LIMITS.files_listed),
+            (
+                "limits.files_listed",
+                l.files_listed,
+                MAX_LIMITS.files_listed,
+            ),
         ] {
             if v == 0 || v > max {
                 return Err(invalid(field, format!("must be 1..={max}")));
@@ -516,5 +524,214 @@ impl Capture {
             return Err(broken("tracing: a reason goes with attached = false only"));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn scenario(extra: serde_json::Value) -> Result<Scenario, serde_json::Error> {
+        let mut base = json!({"executable": "/bin/true", "working_directory": "/tmp"});
+        if let (Some(b), Some(e)) = (base.as_object_mut(), extra.as_object()) {
+            b.extend(e.clone());
+        }
+        serde_json::from_value(base)
+    }
+
+    fn field_of(r: Result<(), CaptureError>) -> String {
+        match r {
+            Err(CaptureError::InvalidScenario { field, .. }) => field,
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn defaults_are_valid() {
+        let s = scenario(json!({})).expect("scenario");
+        s.validate().expect("valid");
+        assert_eq!(s.limits, CaptureLimits::default());
+        assert_eq!(s.timeout_ms, 30_000);
+    }
+
+    #[test]
+    fn unknown_fields_are_refused() {
+        assert!(scenario(json!({"inherit_environment": true})).is_err());
+        assert!(scenario(json!({"limits": {"frames": 1}})).is_err());
+    }
+
+    #[test]
+    fn each_bound_names_its_field() {
+        let cases = [
+            (json!({"executable": "rel/x"}), "executable"),
+            (json!({"working_directory": "."}), "working_directory"),
+            (json!({"arguments": vec!["a"; 257]}), "arguments"),
+            (
+                json!({"arguments": ["ok", "x".repeat(MAX_VALUE_BYTES + 1)]}),
+                "arguments[1]",
+            ),
+            (
+                json!({"environment": [{"name": "1BAD", "value": "v"}]}),
+                "environment[0].name",
+            ),
+            (
+                json!({"environment": [{"name": "A-B", "value": "v"}]}),
+                "environment[0].name",
+            ),
+            (
+                json!({"environment": [{"name": "A", "value": "v"}, {"name": "A", "value": "w"}]}),
+                "environment[1].name",
+            ),
+            (
+                json!({"environment": [{"name": "A", "value": "a\u{0}b"}]}),
+                "environment[0].value",
+            ),
+            (json!({"stdin": "x".repeat(MAX_STDIN_BYTES + 1)}), "stdin"),
+            (json!({"timeout_ms": 0}), "timeout_ms"),
+            (
+                json!({"idle_timeout_ms": MAX_TIMEOUT_MS + 1}),
+                "idle_timeout_ms",
+            ),
+            (
+                json!({"limits": {"output_bytes": MAX_LIMITS.output_bytes + 1}}),
+                "limits.output_bytes",
+            ),
+            (json!({"limits": {"processes": 0}}), "limits.processes"),
+            (json!({"run_as": {"uid": 0, "gid": 5}}), "run_as"),
+        ];
+        for (input, field) in cases {
+            let s = scenario(input.clone()).expect("parses");
+            assert_eq!(field_of(s.validate()), field, "{input}");
+        }
+    }
+
+    #[test]
+    fn secret_values_stay_out_of_errors() {
+        let s = scenario(json!({"environment": [
+            {"name": "K", "value": format!("hunter2{}", "x".repeat(MAX_VALUE_BYTES)), "secret": true}
+        ]}))
+        .expect("parses");
+        let message = s.validate().expect_err("too long").to_string();
+        assert!(!message.contains("hunter2"), "{message}");
+    }
+
+    fn stream(text: &str, total: u64) -> Stream {
+        use sha2::Digest;
+        Stream {
+            text: text.into(),
+            sha256: crate::capture::files::hex(&sha2::Sha256::digest(text.as_bytes())),
+            stored_bytes: text.len() as u64,
+            total_bytes: total,
+            truncated: total > text.len() as u64,
+        }
+    }
+
+    fn exited() -> Capture {
+        Capture {
+            schema_version: SCHEMA_VERSION,
+            exit: Exit {
+                code: Some(0),
+                signal: None,
+                signal_name: None,
+                reason: ExitReason::Exited,
+            },
+            crash: None,
+            stdout: stream("hi", 2),
+            stderr: stream("", 0),
+            timing: Timing {
+                wall_ms: 1,
+                user_ms: 0,
+                system_ms: 0,
+            },
+            max_rss_kib: 1,
+            host_peak_rss_kib: None,
+            processes_seen: 1,
+            files: FileChanges::default(),
+            cleanup: Cleanup {
+                verified: true,
+                survivors_killed: 0,
+            },
+            tracing: Tracing {
+                attached: true,
+                reason: None,
+            },
+            limitations: Vec::new(),
+        }
+    }
+
+    fn crashed() -> Capture {
+        let mut c = exited();
+        c.exit = Exit {
+            code: None,
+            signal: Some(11),
+            signal_name: Some("SIGSEGV".into()),
+            reason: ExitReason::Signaled,
+        };
+        c.crash = Some(Crash {
+            signal: 11,
+            signal_name: "SIGSEGV".into(),
+            fault_address: Some("0x0".into()),
+            program_counter: Some("0x401000".into()),
+            module_map: Vec::new(),
+            module_map_truncated: false,
+            unknown_reason: None,
+        });
+        c
+    }
+
+    #[test]
+    fn consistent_captures_validate() {
+        exited().validate().expect("exit");
+        crashed().validate().expect("crash");
+        let mut t = exited();
+        t.stdout = stream("hi", 10);
+        t.validate().expect("truncated");
+        let mut k = exited();
+        k.exit = Exit {
+            code: None,
+            signal: Some(9),
+            signal_name: Some("SIGKILL".into()),
+            reason: ExitReason::Timeout,
+        };
+        k.validate().expect("killed at timeout");
+    }
+
+    type Mutation = Box<dyn Fn(&mut Capture)>;
+
+    #[test]
+    fn broken_invariants_are_refused() {
+        let mut mutations: Vec<Mutation> = vec![
+            Box::new(|c| c.schema_version = 2),
+            Box::new(|c| c.exit.signal = Some(9)),
+            Box::new(|c| c.exit.code = None),
+            Box::new(|c| c.exit.reason = ExitReason::Signaled),
+            Box::new(|c| c.stdout.truncated = true),
+            Box::new(|c| c.stdout.total_bytes = 1),
+            Box::new(|c| c.stdout.sha256 = "XY".into()),
+            Box::new(|c| c.processes_seen = 0),
+            Box::new(|c| c.tracing.reason = Some("why".into())),
+            Box::new(|c| c.crash = crashed().crash),
+        ];
+        for (i, m) in mutations.iter_mut().enumerate() {
+            let mut c = exited();
+            m(&mut c);
+            assert!(c.validate().is_err(), "mutation {i} passed");
+        }
+        let crash_mutations: Vec<Mutation> = vec![
+            Box::new(|c| c.crash = None),
+            Box::new(|c| c.crash.as_mut().expect("crash").signal = 6),
+            Box::new(|c| c.crash.as_mut().expect("crash").program_counter = Some("401000".into())),
+            Box::new(|c| c.crash.as_mut().expect("crash").program_counter = None),
+            Box::new(|c| {
+                c.exit.signal = Some(15);
+                c.exit.signal_name = Some("SIGTERM".into());
+            }),
+        ];
+        for (i, m) in crash_mutations.iter().enumerate() {
+            let mut c = crashed();
+            m(&mut c);
+            assert!(c.validate().is_err(), "crash mutation {i} passed");
+        }
     }
 }

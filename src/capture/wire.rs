@@ -14,7 +14,7 @@ pub const MAX_SCENARIO_BYTES: u64 = 64 * 1024 * 1024;
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case", deny_unknown_fields)]
 pub enum HostReply {
-    Captured { capture: Capture },
+    Captured { capture: Box<Capture> },
     Failed { kind: String, message: String },
 }
 
@@ -29,9 +29,7 @@ impl HostReply {
         };
         let message = match e {
             CaptureError::InvalidScenario { field, reason } => format!("{field}\u{1f}{reason}"),
-            CaptureError::Spawn(m) | CaptureError::Io(m) | CaptureError::HostFailed(m) => {
-                m.clone()
-            }
+            CaptureError::Spawn(m) | CaptureError::Io(m) | CaptureError::HostFailed(m) => m.clone(),
             other => other.to_string(),
         };
         HostReply::Failed {
@@ -43,11 +41,13 @@ impl HostReply {
     /// The reply as the caller's result.
     pub fn into_result(self) -> Result<Capture, CaptureError> {
         match self {
-            HostReply::Captured { capture } => Ok(capture),
+            HostReply::Captured { capture } => Ok(*capture),
             HostReply::Failed { kind, message } => Err(match kind.as_str() {
                 "unsupported" => CaptureError::Unsupported,
                 "invalid_scenario" => {
-                    let (field, reason) = message.split_once('\u{1f}').unwrap_or(("scenario", &message));
+                    let (field, reason) = message
+                        .split_once('\u{1f}')
+                        .unwrap_or(("scenario", &message));
                     CaptureError::InvalidScenario {
                         field: field.to_string(),
                         reason: reason.to_string(),

@@ -8,8 +8,7 @@ use super::CliError;
 
 #[cfg(target_os = "linux")]
 pub fn run() -> Result<ExitCode, CliError> {
-    rea::capture::host::serve()
-        .map_err(|e| CliError::Failed(format!("capture host: {e}")))?;
+    rea::capture::host::serve().map_err(|e| CliError::Failed(format!("capture host: {e}")))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -2,12 +2,12 @@
 //! and CI can use what agents use: `prompts` (list/get/lint), `doctor`,
 //! `procedures` (the twin of `list_procedures`), and `mcp` itself.
 
+mod capture_host;
 mod doctor;
 mod index;
 mod mcp;
 mod procedures;
 mod prompts;
-mod capture_host;
 mod radare2_host;
 
 use std::path::PathBuf;

@@ -55,7 +55,9 @@ pub fn serve() -> std::io::Result<()> {
                 reason: format!("is not valid JSON for a scenario: {e}"),
             }),
             Ok(scenario) => match scenario.validate().and_then(|()| run(&scenario)) {
-                Ok(capture) => HostReply::Captured { capture },
+                Ok(capture) => HostReply::Captured {
+                    capture: Box::new(capture),
+                },
                 Err(e) => HostReply::from_error(&e),
             },
         }
@@ -123,7 +125,8 @@ impl Pipes {
             return false;
         }
         // SAFETY: pfds is a live array of pfds.len() entries.
-        let ready = unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, timeout_ms) };
+        let ready =
+            unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, timeout_ms) };
         if ready <= 0 {
             return false;
         }
@@ -181,23 +184,25 @@ fn reap(
     }
 }
 
-/// Kills and reaps every process still parented to the host until a scan
-/// finds none (killing one may re-parent its children here). Returns
-/// (verified, killed).
-fn clean_up(host: i32, seen: &mut BTreeSet<i32>) -> (bool, u64) {
+/// Kills and reaps every process still parented to the host, and the
+/// initial process's group, until a scan finds none (killing one may
+/// re-parent its children here). Returns (verified, killed).
+fn clean_up(host: i32, group: i32, seen: &mut BTreeSet<i32>) -> (bool, u64) {
     let mut killed = BTreeSet::new();
     let mut none = None;
     for _ in 0..CLEANUP_ROUNDS {
         reap(-1, &mut none, seen);
         let left = procfs::children_of(host);
-        if left.is_empty() {
-            return (true, killed.len() as u64);
-        }
-        for (pid, state) in left {
+        // Scanned before the group kill, so live members are counted.
+        for &(pid, state) in &left {
             kill(pid, libc::SIGKILL);
             if state != 'Z' {
                 killed.insert(pid);
             }
+        }
+        kill(-group, libc::SIGKILL);
+        if left.is_empty() {
+            return (true, killed.len() as u64);
         }
         std::thread::sleep(Duration::from_millis(5));
     }
@@ -292,15 +297,15 @@ pub fn run(scenario: &Scenario) -> Result<Capture, CaptureError> {
     let wall_ms = start.elapsed().as_millis() as u64;
     // The initial process is gone: its group and every re-parented
     // descendant go too.
-    kill(-target, libc::SIGKILL);
-    let (verified, survivors_killed) = clean_up(host, &mut seen);
+    let (verified, survivors_killed) = clean_up(host, target, &mut seen);
     let drain_until = Instant::now() + DRAIN_LIMIT;
     while (pipes.open[0] || pipes.open[1]) && Instant::now() < drain_until {
         pipes.pump(TICK_MS);
     }
     let mut limitations = Vec::new();
     if pipes.open[0] || pipes.open[1] {
-        limitations.push("an output stream was still open after cleanup; its tail may be missing".into());
+        limitations
+            .push("an output stream was still open after cleanup; its tail may be missing".into());
     }
     drop((stdout, stderr));
     let status = ended.status;
@@ -316,7 +321,10 @@ pub fn run(scenario: &Scenario) -> Result<Capture, CaptureError> {
     };
     let crash = match signal {
         Some(sig) if reason == ExitReason::Signaled && CRASH_SIGNALS.contains(&sig) => Some(
-            match (tracer.as_mut().and_then(|t| t.crash.take()), &spawned.traced) {
+            match (
+                tracer.as_mut().and_then(|t| t.crash.take()),
+                &spawned.traced,
+            ) {
                 (Some(c), _) if c.signal == sig => c,
                 (_, Err(why)) => trace::unseen_crash(sig, why),
                 _ => trace::unseen_crash(sig, "ptrace did not see the signal arrive"),

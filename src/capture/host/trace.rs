@@ -77,8 +77,15 @@ fn program_counter(pid: i32) -> Result<u64, String> {
         iov_base: (&raw mut regs).cast(),
         iov_len: std::mem::size_of::<libc::user_regs_struct>(),
     };
-    let nt_prstatus = 1usize as *mut libc::c_void;
-    if ptrace_call(libc::PTRACE_GETREGSET, pid, nt_prstatus, (&raw mut iov).cast()) != 0 {
+    // NT_PRSTATUS travels in the address argument.
+    let nt_prstatus = std::ptr::without_provenance_mut::<libc::c_void>(1);
+    if ptrace_call(
+        libc::PTRACE_GETREGSET,
+        pid,
+        nt_prstatus,
+        (&raw mut iov).cast(),
+    ) != 0
+    {
         return Err(format!(
             "PTRACE_GETREGSET failed: {}",
             std::io::Error::last_os_error()
@@ -197,9 +204,7 @@ impl Tracer {
             reasons.push(e);
             None
         });
-        let pc = program_counter(self.pid)
-            .map_err(|e| reasons.push(e))
-            .ok();
+        let pc = program_counter(self.pid).map_err(|e| reasons.push(e)).ok();
         let (module_map, module_map_truncated, maps_error) = module_map(self.pid);
         reasons.extend(maps_error);
         Crash {
