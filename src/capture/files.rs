@@ -15,6 +15,10 @@ use super::types::{FileChanges, FileEntry};
 
 /// Bytes hashed per file.
 pub const MAX_HASHED_BYTES: u64 = 64 * 1024 * 1024;
+/// Bytes hashed per snapshot: beyond it files are listed unhashed and the
+/// snapshot is marked truncated, so a directory of huge files cannot
+/// stall the host past its deadline.
+pub const MAX_SNAPSHOT_HASHED_BYTES: u64 = 512 * 1024 * 1024;
 /// Directory levels walked below the working directory.
 pub const MAX_DEPTH: usize = 16;
 
@@ -23,6 +27,7 @@ pub const MAX_DEPTH: usize = 16;
 pub struct Snapshot {
     entries: BTreeMap<String, FileEntry>,
     truncated: bool,
+    hashed: u64,
 }
 
 pub fn hex(bytes: &[u8]) -> String {
@@ -83,13 +88,19 @@ pub fn snapshot(root: &Path, max_entries: u64) -> Snapshot {
             } else {
                 "other"
             };
-            let (sha256, hashed_bytes) = if ft.is_file() {
+            let (sha256, hashed_bytes) = if !ft.is_file() {
+                (None, 0)
+            } else if snap.hashed + meta.len().min(MAX_HASHED_BYTES) > MAX_SNAPSHOT_HASHED_BYTES {
+                snap.truncated = true;
+                (None, 0)
+            } else {
                 match hash_file(&path, meta.len()) {
-                    Some((h, n)) => (Some(h), n),
+                    Some((h, n)) => {
+                        snap.hashed += n;
+                        (Some(h), n)
+                    }
                     None => (None, 0),
                 }
-            } else {
-                (None, 0)
             };
             if ft.is_dir() {
                 if depth + 1 < MAX_DEPTH {

@@ -348,6 +348,9 @@ pub fn run(scenario: &Scenario) -> Result<Capture, CaptureError> {
     limitations.push(
         "only the initial process is traced: a crash in a descendant shows as its exit only".into(),
     );
+    limitations.push(
+        "limits.processes is RLIMIT_NPROC: it counts every process of the run_as user on the machine, not only this run's".into(),
+    );
     tracing::debug!(
         wall_ms,
         processes = seen.len(),

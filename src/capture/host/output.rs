@@ -66,6 +66,26 @@ mod tests {
     }
 
     #[test]
+    fn a_secret_cut_by_the_limit_leaves_no_prefix() {
+        let scenario: crate::capture::Scenario = serde_json::from_value(serde_json::json!({
+            "executable": "/bin/true",
+            "working_directory": "/tmp",
+            "environment": [{"name": "TOKEN", "value": "hunter2", "secret": true}],
+        }))
+        .expect("scenario");
+        let secrets = Secrets::of(&scenario);
+        let mut c = Collector::new(9);
+        c.push(b"key=hunter2 and hunter2");
+        let s = c.finish(&secrets);
+        assert_eq!(s.text, "key=");
+        assert_eq!(s.stored_bytes, 4);
+        assert!(s.truncated);
+        let mut whole = Collector::new(64);
+        whole.push(b"key=hunter2");
+        assert_eq!(whole.finish(&secrets).text, "key=[redacted:TOKEN]");
+    }
+
+    #[test]
     fn untruncated_stream_is_whole() {
         let mut c = Collector::new(10);
         c.push(b"hi\xff");
