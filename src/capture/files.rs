@@ -12,6 +12,7 @@ use sha2::{Digest, Sha256};
 
 use super::redact::Secrets;
 use super::types::{FileChanges, FileEntry};
+use crate::session::evidence::hex;
 
 /// Bytes hashed per file.
 pub const MAX_HASHED_BYTES: u64 = 64 * 1024 * 1024;
@@ -28,10 +29,6 @@ pub struct Snapshot {
     entries: BTreeMap<String, FileEntry>,
     truncated: bool,
     hashed: u64,
-}
-
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn hash_file(path: &Path, size: u64) -> Option<(String, u64)> {

@@ -12,6 +12,7 @@
 //! unsafe everywhere (relative paths, running as root, oversized input).
 
 pub mod error;
+#[cfg(unix)]
 pub mod files;
 #[cfg(target_os = "linux")]
 pub mod host;

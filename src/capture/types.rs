@@ -620,7 +620,7 @@ mod tests {
         use sha2::Digest;
         Stream {
             text: text.into(),
-            sha256: crate::capture::files::hex(&sha2::Sha256::digest(text.as_bytes())),
+            sha256: crate::session::evidence::hex(&sha2::Sha256::digest(text.as_bytes())),
             stored_bytes: text.len() as u64,
             total_bytes: total,
             truncated: total > text.len() as u64,

@@ -54,7 +54,7 @@ pub fn serve() -> std::io::Result<()> {
                 // serde's message names the field, never a string value.
                 reason: format!("is not valid JSON for a scenario: {e}"),
             }),
-            Ok(scenario) => match scenario.validate().and_then(|()| run(&scenario)) {
+            Ok(scenario) => match run(&scenario) {
                 Ok(capture) => HostReply::Captured {
                     capture: Box::new(capture),
                 },
@@ -214,8 +214,11 @@ fn millis(tv: libc::timeval) -> u64 {
     (tv.tv_sec.max(0) as u64) * 1000 + (tv.tv_usec.max(0) as u64) / 1000
 }
 
-/// Runs `scenario` to its end and describes what happened.
+/// Runs `scenario` to its end and describes what happened. Call it only
+/// in a process of its own (it makes that process a subreaper and reaps
+/// every child it has): `rea capture-host`.
 pub fn run(scenario: &Scenario) -> Result<Capture, CaptureError> {
+    scenario.validate()?;
     let secrets = Secrets::of(scenario);
     // SAFETY: prctl with integer arguments.
     if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong) } != 0 {

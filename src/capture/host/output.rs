@@ -3,9 +3,9 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::capture::files::hex;
 use crate::capture::redact::Secrets;
 use crate::capture::types::Stream;
+use crate::session::evidence::hex;
 
 #[derive(Debug)]
 pub struct Collector {
