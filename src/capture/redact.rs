@@ -133,9 +133,14 @@ mod tests {
 
     #[test]
     fn scenario_echo_hides_values() {
-        let sc = scenario(&[("TOKEN", "hunter2", true), ("MODE", "fast", false)]);
-        let text = serde_json::to_string(&sc.redacted()).expect("json");
+        let mut sc = scenario(&[("TOKEN", "hunter2", true), ("MODE", "fast", false)]);
+        sc.arguments = vec!["--key=hunter2".into()];
+        sc.stdin = Some("hunter2\n".into());
+        let r = sc.redacted();
+        let text = serde_json::to_string(&r).expect("json");
         assert!(!text.contains("hunter2"));
         assert!(text.contains("fast"));
+        assert_eq!(r.arguments, ["--key=[redacted:TOKEN]"]);
+        assert_eq!(r.environment[0].value, "[redacted]");
     }
 }

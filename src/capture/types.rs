@@ -274,9 +274,20 @@ impl Scenario {
     }
 
     /// The scenario as it may be recorded: every secret value replaced by
-    /// `[redacted]`.
+    /// `[redacted]`, and its occurrences in arguments, other values and
+    /// stdin by `[redacted:NAME]`.
     pub fn redacted(&self) -> Scenario {
+        let secrets = super::redact::Secrets::of(self);
         let mut s = self.clone();
+        for a in &mut s.arguments {
+            *a = secrets.redact_str(a);
+        }
+        s.stdin = s.stdin.map(|t| secrets.redact_str(&t));
+        for e in &mut s.environment {
+            if !e.secret {
+                e.value = secrets.redact_str(&e.value);
+            }
+        }
         for e in &mut s.environment {
             if e.secret {
                 e.value = REDACTED.to_string();
