@@ -455,3 +455,51 @@ fn environment_identity_and_stdin_are_exactly_as_given() {
     assert_eq!(closed.exit.code, Some(0));
     assert_eq!(closed.stdout.total_bytes, 0);
 }
+
+/// A stand-in host script in `dir`.
+fn fake_host(dir: &Path, body: &str) -> PathBuf {
+    let path = dir.join("host.sh");
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("write host");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod host");
+    path
+}
+
+#[test]
+fn a_stuck_host_is_killed_at_the_outer_deadline() {
+    let dir = open_dir();
+    let host = fake_host(
+        dir.path(),
+        &format!("echo $$ > {}/pid; exec sleep 30", dir.path().display()),
+    );
+    let s = scenario(
+        Path::new("/bin/true"),
+        dir.path(),
+        json!({"timeout_ms": 200}),
+    );
+    let start = std::time::Instant::now();
+    let r = rea::capture::run_with_grace(&s, Some(&host), std::time::Duration::from_millis(100));
+    assert!(matches!(r, Err(CaptureError::HostDeadline(300))), "{r:?}");
+    assert!(start.elapsed() < std::time::Duration::from_secs(3));
+    let pid: i32 = std::fs::read_to_string(dir.path().join("pid"))
+        .expect("host pid")
+        .trim()
+        .parse()
+        .expect("pid");
+    assert!(!alive(pid), "the stuck host {pid} survived");
+}
+
+#[test]
+fn a_host_reply_that_is_not_a_capture_is_an_error() {
+    let dir = open_dir();
+    let s = scenario(Path::new("/bin/true"), dir.path(), json!({}));
+    for (body, expect) in [
+        ("cat >/dev/null; echo not-json", "unreadable reply"),
+        ("cat >/dev/null", "no reply"),
+    ] {
+        let host = fake_host(dir.path(), body);
+        match rea::capture::run(&s, Some(&host)) {
+            Err(CaptureError::HostFailed(m)) => assert!(m.contains(expect), "{m}"),
+            other => panic!("expected a host failure, got {other:?}"),
+        }
+    }
+}

@@ -56,6 +56,16 @@ pub fn host_executable(host: Option<&Path>) -> Result<PathBuf, CaptureError> {
 /// Blocking: call it from a blocking thread. `host` overrides the binary
 /// (see [`host_executable`]).
 pub fn run(scenario: &Scenario, host: Option<&Path>) -> Result<Capture, CaptureError> {
+    run_with_grace(scenario, host, HOST_GRACE)
+}
+
+/// [`run`] with the host's allowance beyond `timeout_ms` given: the host
+/// is killed (`HostDeadline`) once `timeout_ms + grace` has passed.
+pub fn run_with_grace(
+    scenario: &Scenario,
+    host: Option<&Path>,
+    grace: Duration,
+) -> Result<Capture, CaptureError> {
     scenario.validate()?;
     if !cfg!(target_os = "linux") {
         return Err(CaptureError::Unsupported);
@@ -69,7 +79,7 @@ pub fn run(scenario: &Scenario, host: Option<&Path>) -> Result<Capture, CaptureE
         .stderr(Stdio::inherit())
         .spawn()
         .map_err(|e| CaptureError::HostStart(format!("{}: {e}", exe.display())))?;
-    let deadline_ms = scenario.timeout_ms + HOST_GRACE.as_millis() as u64;
+    let deadline_ms = scenario.timeout_ms + grace.as_millis() as u64;
     let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         return Err(CaptureError::HostStart("no pipes to the host".into()));
     };
