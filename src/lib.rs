@@ -4,6 +4,7 @@
 //! | [`tools`]) → [`session`] → [`providers`]. See ARCHITECTURE.md.
 
 pub mod artifacts;
+pub mod capture;
 pub mod catalog;
 pub mod completion;
 pub mod matching;

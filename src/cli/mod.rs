@@ -2,6 +2,7 @@
 //! and CI can use what agents use: `prompts` (list/get/lint), `doctor`,
 //! `procedures` (the twin of `list_procedures`), and `mcp` itself.
 
+mod capture_host;
 mod doctor;
 mod index;
 mod mcp;
@@ -113,6 +114,11 @@ enum Command {
         /// The absolute path of the file to load.
         file: PathBuf,
     },
+    /// Run one process-capture scenario read as JSON on stdin and write
+    /// the result as JSON on stdout (started by process capture; stdout
+    /// carries that result only).
+    #[command(hide = true)]
+    CaptureHost,
 }
 
 #[derive(Debug, Subcommand)]
@@ -185,6 +191,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
             settings,
             file,
         } => radare2_host::run(&libr, &settings, &file),
+        Command::CaptureHost => capture_host::run(),
     }
 }
 

@@ -1,0 +1,129 @@
+//! Bounded process capture: run one program under strict limits and
+//! describe what happened — exit or signal, crash location with a module
+//! map, bounded output, CPU and memory, files changed, and whether every
+//! process it started was killed and reaped.
+//!
+//! The target never runs inside the server process. [`run`] starts
+//! `rea capture-host` (the hidden subcommand, [`host::serve`]), hands it
+//! the [`Scenario`] as JSON and reads back one [`Capture`]; the host does
+//! the fork, ptrace, rlimits and reaping, and the server only enforces an
+//! outer deadline on the host. Policy (which roots, whether capture is on
+//! at all) belongs to the tool layer; this module refuses only what is
+//! unsafe everywhere (relative paths, running as root, oversized input).
+
+pub mod error;
+#[cfg(unix)]
+pub mod files;
+#[cfg(target_os = "linux")]
+pub mod host;
+pub mod procfs;
+pub mod redact;
+pub mod types;
+pub mod wire;
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub use error::CaptureError;
+pub use types::{
+    Capture, CaptureLimits, Cleanup, Crash, EnvVar, Exit, ExitReason, FileChanges, FileEntry,
+    Mapping, RunAs, Scenario, Stream, Timing, Tracing,
+};
+
+/// Environment variable naming the `rea` binary that serves
+/// `capture-host` (tests point it at `CARGO_BIN_EXE_rea`).
+pub const HOST_ENV: &str = "REA_CAPTURE_HOST";
+
+/// Time the host gets beyond the scenario's timeout: termination grace,
+/// cleanup, draining, and the two directory snapshots.
+pub const HOST_GRACE: Duration = Duration::from_secs(60);
+
+/// The executable that serves `capture-host`: `host`, else
+/// `$REA_CAPTURE_HOST`, else this process's own executable.
+pub fn host_executable(host: Option<&Path>) -> Result<PathBuf, CaptureError> {
+    if let Some(h) = host {
+        return Ok(h.to_path_buf());
+    }
+    if let Some(h) = std::env::var_os(HOST_ENV).filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(h));
+    }
+    std::env::current_exe().map_err(|e| CaptureError::HostStart(e.to_string()))
+}
+
+/// Runs `scenario` in a capture host and returns the validated capture.
+/// Blocking: call it from a blocking thread. `host` overrides the binary
+/// (see [`host_executable`]).
+pub fn run(scenario: &Scenario, host: Option<&Path>) -> Result<Capture, CaptureError> {
+    run_with_grace(scenario, host, HOST_GRACE)
+}
+
+/// [`run`] with the host's allowance beyond `timeout_ms` given: the host
+/// is killed (`HostDeadline`) once `timeout_ms + grace` has passed.
+pub fn run_with_grace(
+    scenario: &Scenario,
+    host: Option<&Path>,
+    grace: Duration,
+) -> Result<Capture, CaptureError> {
+    scenario.validate()?;
+    if !cfg!(target_os = "linux") {
+        return Err(CaptureError::Unsupported);
+    }
+    let exe = host_executable(host)?;
+    let input = serde_json::to_vec(scenario).map_err(|e| CaptureError::Io(e.to_string()))?;
+    let mut child = Command::new(&exe)
+        .arg("capture-host")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| CaptureError::HostStart(format!("{}: {e}", exe.display())))?;
+    let deadline_ms = scenario.timeout_ms + grace.as_millis() as u64;
+    let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        return Err(CaptureError::HostStart("no pipes to the host".into()));
+    };
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let limit = wire::max_reply_bytes(scenario);
+    let reader = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let mut stdout = stdout;
+        let read = (&mut stdout).take(limit + 1).read_to_end(&mut out);
+        // Keep draining so an oversized reply cannot block the host.
+        let _ = std::io::copy(&mut stdout, &mut std::io::sink());
+        read.map(|_| out)
+    });
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if start.elapsed() >= Duration::from_millis(deadline_ms) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(CaptureError::HostDeadline(deadline_ms));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+            Err(e) => return Err(CaptureError::HostFailed(e.to_string())),
+        }
+    };
+    let _ = writer.join();
+    let out = reader
+        .join()
+        .map_err(|_| CaptureError::HostFailed("the reply reader panicked".into()))?
+        .map_err(|e| CaptureError::HostFailed(e.to_string()))?;
+    if out.len() as u64 > limit {
+        return Err(CaptureError::HostFailed(format!(
+            "the reply exceeded {limit} bytes"
+        )));
+    }
+    if out.is_empty() {
+        return Err(CaptureError::HostFailed(format!(
+            "no reply (host exit status {status}); see its stderr"
+        )));
+    }
+    let reply: wire::HostReply = serde_json::from_slice(&out)
+        .map_err(|e| CaptureError::HostFailed(format!("unreadable reply: {e}")))?;
+    let capture = reply.into_result()?;
+    capture.validate()?;
+    Ok(capture)
+}

@@ -1,0 +1,505 @@
+//! Process capture through the real `rea capture-host`: crashes mapped to
+//! their function, limits that hold (processes, output, time, idleness),
+//! descendants that escape their session found and killed, files listed
+//! with hashes, and secrets that never leave the host.
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use rea::capture::{Capture, CaptureError, ExitReason, Scenario};
+use serde_json::json;
+
+const REA: &str = env!("CARGO_BIN_EXE_rea");
+
+/// A scratch directory the unprivileged target can enter, run from and
+/// write to (a tempdir is 0700 and the target runs as nobody).
+fn open_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777))
+        .expect("chmod dir");
+    dir
+}
+
+/// Compiles `source` into `dir/name`, executable by everyone.
+fn program(dir: &Path, name: &str, source: &str) -> Option<PathBuf> {
+    let exe = common::compile_c(dir, name, &[(&format!("{name}.c"), source)])?;
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).expect("chmod exe");
+    Some(exe)
+}
+
+fn scenario(exe: &Path, dir: &Path, extra: serde_json::Value) -> Scenario {
+    let mut base = json!({
+        "executable": exe,
+        "working_directory": dir,
+        "timeout_ms": 3000,
+        "idle_timeout_ms": 3000,
+    });
+    if let (Some(b), Some(e)) = (base.as_object_mut(), extra.as_object()) {
+        b.extend(e.clone());
+    }
+    serde_json::from_value(base).expect("scenario")
+}
+
+fn capture(s: &Scenario) -> Capture {
+    let c = rea::capture::run(s, Some(Path::new(REA))).expect("capture");
+    c.validate().expect("valid capture");
+    c
+}
+
+/// Compiles `source` as `name` in a fresh open directory and captures it
+/// running there with `extra` scenario fields.
+fn run_c(
+    name: &str,
+    source: &str,
+    extra: serde_json::Value,
+) -> Option<(tempfile::TempDir, PathBuf, Capture)> {
+    let dir = open_dir();
+    let exe = program(dir.path(), name, source)?;
+    let c = capture(&scenario(&exe, dir.path(), extra));
+    Some((dir, exe, c))
+}
+
+/// The number printed after `prefix` on the first line of `text`.
+fn number_after<T: std::str::FromStr>(text: &str, prefix: &str) -> Option<T> {
+    text.lines()
+        .next()?
+        .strip_prefix(prefix)?
+        .trim()
+        .parse()
+        .ok()
+}
+
+fn hex(v: &str) -> u64 {
+    u64::from_str_radix(v.trim_start_matches("0x"), 16).expect("hex")
+}
+
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        !s.rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    })
+}
+
+/// Live processes running `exe`, found through `/proc/PID/exe`.
+fn running(exe: &Path) -> Vec<i32> {
+    let real = std::fs::canonicalize(exe).expect("canonical");
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|p| p == real))
+        .filter(|pid| alive(*pid))
+        .collect()
+}
+
+#[test]
+fn crash_pc_maps_into_the_named_function() {
+    let src = r#"
+#include <stdio.h>
+int crash_here(volatile int *p) { return *p; }
+int main(void) { puts("about to crash"); fflush(stdout); return crash_here(0); }
+"#;
+    let Some((_dir, exe, c)) = run_c("crash", src, json!({})) else {
+        return;
+    };
+    assert_eq!(c.exit.reason, ExitReason::Signaled);
+    assert_eq!(c.exit.signal, Some(libc::SIGSEGV));
+    assert_eq!(c.stdout.text, "about to crash\n");
+    assert!(c.tracing.attached, "{:?}", c.tracing);
+    let crash = c.crash.expect("a crash");
+    assert_eq!(crash.fault_address.as_deref(), Some("0x0"));
+    let pc = hex(crash.program_counter.as_deref().expect("pc"));
+    let real = std::fs::canonicalize(&exe).expect("canonical");
+    let m = crash
+        .module_map
+        .iter()
+        .find(|m| hex(&m.start) <= pc && pc < hex(&m.end))
+        .expect("the pc lies in a mapping");
+    assert_eq!(Path::new(&m.path), real, "the pc is in the executable");
+    assert!(m.perms.contains('x'));
+    let file_offset = hex(&m.offset) + (pc - hex(&m.start));
+    // File offset → virtual address through the program headers.
+    let bytes = std::fs::read(&exe).expect("read exe");
+    let file = object::File::parse(&*bytes).expect("parse exe");
+    use object::{Object, ObjectSegment};
+    let vaddr = file
+        .segments()
+        .find_map(|s| {
+            let (off, size) = s.file_range();
+            (off <= file_offset && file_offset < off + size)
+                .then(|| s.address() + (file_offset - off))
+        })
+        .expect("a segment holds the offset");
+    let Some(functions) = common::nm_functions(&[], &exe) else {
+        return;
+    };
+    let start = functions
+        .iter()
+        .find(|(_, n)| n == "crash_here")
+        .map(|(a, _)| *a)
+        .expect("crash_here in nm");
+    let end = functions
+        .iter()
+        .map(|(a, _)| *a)
+        .filter(|a| *a > start)
+        .min()
+        .expect("a function after crash_here");
+    assert!(
+        (start..end).contains(&vaddr),
+        "pc {vaddr:#x} outside crash_here {start:#x}..{end:#x}"
+    );
+}
+
+#[test]
+fn fork_bomb_stops_at_the_process_limit_and_everything_is_reaped() {
+    // Self-limited: at most 300 forks even if no limit held.
+    let src = r#"
+#include <stdio.h>
+#include <unistd.h>
+int main(void) {
+    int ok = 0;
+    for (int i = 0; i < 300; i++) {
+        pid_t p = fork();
+        if (p == 0) { sleep(30); _exit(0); }
+        if (p < 0) break;
+        ok++;
+    }
+    printf("forked %d\n", ok);
+    fflush(stdout);
+    return 0;
+}
+"#;
+    let Some((_dir, exe, c)) = run_c("bomb", src, json!({"limits": {"processes": 20}})) else {
+        return;
+    };
+    assert_eq!(c.exit.code, Some(0), "{c:?}");
+    let forked: u64 = number_after(&c.stdout.text, "forked ").expect("fork count");
+    assert!((1..20).contains(&forked), "forked {forked}");
+    assert!(c.cleanup.verified);
+    assert!(c.cleanup.survivors_killed >= forked, "{:?}", c.cleanup);
+    assert!(c.processes_seen > forked);
+    assert_eq!(running(&exe), Vec::<i32>::new(), "bomb processes survived");
+}
+
+#[test]
+fn setsid_grandchild_is_found_and_killed() {
+    let src = r#"
+#include <stdio.h>
+#include <unistd.h>
+#include <sys/wait.h>
+int main(void) {
+    pid_t child = fork();
+    if (child == 0) {
+        setsid();
+        if (fork() == 0) {
+            printf("grandchild %d\n", (int)getpid());
+            fflush(stdout);
+            sleep(60);
+            _exit(0);
+        }
+        _exit(0);
+    }
+    waitpid(child, 0, 0);
+    usleep(100000);
+    return 0;
+}
+"#;
+    let Some((_dir, exe, c)) = run_c("daemon", src, json!({})) else {
+        return;
+    };
+    assert_eq!(c.exit.reason, ExitReason::Exited);
+    let pid: i32 = number_after(&c.stdout.text, "grandchild ").expect("grandchild pid");
+    assert!(c.cleanup.verified);
+    assert_eq!(c.cleanup.survivors_killed, 1, "{:?}", c.cleanup);
+    assert!(
+        c.timing.wall_ms < 3000,
+        "the 60 s sleeper did not hold the run"
+    );
+    assert!(!alive(pid), "grandchild {pid} survived");
+    assert_eq!(running(&exe), Vec::<i32>::new());
+}
+
+#[test]
+fn output_flood_is_truncated_in_bounded_memory() {
+    let src = r#"
+#include <string.h>
+#include <unistd.h>
+int main(void) {
+    static char buf[65536];
+    memset(buf, 'A', sizeof buf);
+    long total = 200L * 1024 * 1024;
+    for (long done = 0; done < total; ) {
+        ssize_t n = write(1, buf, sizeof buf);
+        if (n <= 0) return 1;
+        done += n;
+    }
+    return 0;
+}
+"#;
+    let Some((_dir, _exe, c)) = run_c(
+        "flood",
+        src,
+        json!({"timeout_ms": 20000, "idle_timeout_ms": 3000, "limits": {"output_bytes": 1048576}}),
+    ) else {
+        return;
+    };
+    assert_eq!(c.exit.code, Some(0), "{:?}", c.exit);
+    assert_eq!(c.stdout.stored_bytes, 1 << 20);
+    assert_eq!(c.stdout.total_bytes, 200 << 20);
+    assert!(c.stdout.truncated);
+    assert_eq!(c.stdout.text.len(), 1 << 20);
+    let peak = c.host_peak_rss_kib.expect("host peak rss");
+    assert!(peak < 64 * 1024, "host peak RSS {peak} KiB");
+}
+
+#[test]
+fn sigterm_ignoring_loop_is_killed_at_the_timeout() {
+    let src = r#"
+#include <signal.h>
+#include <unistd.h>
+int main(void) {
+    signal(SIGTERM, SIG_IGN);
+    for (;;) { (void)write(1, ".", 1); usleep(50000); }
+}
+"#;
+    let Some((_dir, _exe, c)) = run_c("stubborn", src, json!({"timeout_ms": 1000})) else {
+        return;
+    };
+    assert_eq!(c.exit.reason, ExitReason::Timeout);
+    assert_eq!(c.exit.signal, Some(libc::SIGKILL));
+    assert!(c.crash.is_none());
+    assert!(
+        c.timing.wall_ms >= 1000 && c.timing.wall_ms < 3000,
+        "{:?}",
+        c.timing
+    );
+    assert!(c.cleanup.verified);
+}
+
+#[test]
+fn silence_ends_the_run_at_the_idle_timeout() {
+    let src = r#"
+#include <stdio.h>
+#include <unistd.h>
+int main(void) { puts("waiting"); fflush(stdout); sleep(30); return 0; }
+"#;
+    let Some((_dir, _exe, c)) = run_c(
+        "idle",
+        src,
+        json!({"timeout_ms": 3000, "idle_timeout_ms": 500}),
+    ) else {
+        return;
+    };
+    assert_eq!(c.exit.reason, ExitReason::IdleTimeout);
+    assert_eq!(c.exit.signal, Some(libc::SIGTERM));
+    assert_eq!(c.stdout.text, "waiting\n");
+    assert!(c.timing.wall_ms < 2000, "{:?}", c.timing);
+}
+
+#[test]
+fn files_created_changed_and_deleted_are_listed_with_hashes() {
+    let dir = open_dir();
+    let src = r#"
+#include <stdio.h>
+#include <unistd.h>
+int main(void) {
+    FILE *f = fopen("new.txt", "w"); fputs("hello", f); fclose(f);
+    f = fopen("existing.txt", "w"); fputs("changed", f); fclose(f);
+    unlink("gone.txt");
+    return 0;
+}
+"#;
+    let Some(exe) = program(dir.path(), "writer", src) else {
+        return;
+    };
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).expect("mkdir");
+    std::fs::set_permissions(&work, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    std::fs::write(work.join("existing.txt"), "original").expect("write");
+    std::fs::set_permissions(
+        work.join("existing.txt"),
+        std::fs::Permissions::from_mode(0o666),
+    )
+    .expect("chmod");
+    std::fs::write(work.join("gone.txt"), "bye").expect("write");
+    std::fs::write(work.join("same.txt"), "same").expect("write");
+    let c = capture(&scenario(&exe, &work, json!({})));
+    assert_eq!(c.exit.code, Some(0), "{c:?}");
+    let names =
+        |v: &[rea::capture::FileEntry]| v.iter().map(|e| e.path.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&c.files.created), ["new.txt"]);
+    assert_eq!(names(&c.files.changed), ["existing.txt"]);
+    assert_eq!(names(&c.files.deleted), ["gone.txt"]);
+    assert_eq!(
+        c.files.created[0].sha256.as_deref(),
+        Some(common::sha256_file(&work.join("new.txt")).as_str())
+    );
+    assert_eq!(
+        c.files.changed[0].sha256.as_deref(),
+        Some(common::sha256_file(&work.join("existing.txt")).as_str())
+    );
+    assert_eq!(c.files.created[0].size, 5);
+}
+
+#[test]
+fn secret_values_never_leave_the_host() {
+    let dir = open_dir();
+    let src = r#"
+#include <stdio.h>
+#include <stdlib.h>
+int main(void) {
+    const char *t = getenv("API_TOKEN");
+    printf("token=%s\n", t);
+    fprintf(stderr, "err %s\n", t);
+    char name[256];
+    snprintf(name, sizeof name, "file-%s", t);
+    FILE *f = fopen(name, "w"); fputs(t, f); fclose(f);
+    return 0;
+}
+"#;
+    let Some(exe) = program(dir.path(), "leaky", src) else {
+        return;
+    };
+    let secret = "zq9-Secret-Value-7731";
+    let s = scenario(
+        &exe,
+        dir.path(),
+        json!({"environment": [
+            {"name": "API_TOKEN", "value": secret, "secret": true},
+            {"name": "MODE", "value": "plain"}
+        ]}),
+    );
+    let mut child = Command::new(REA)
+        .arg("capture-host")
+        .env("REA_LOG", "trace")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start host");
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin
+            .write_all(&serde_json::to_vec(&s).expect("json"))
+            .expect("write scenario");
+    }
+    let out = child.wait_with_output().expect("host output");
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stdout.contains(secret), "secret in the result");
+    assert!(!stderr.contains(secret), "secret in the trace log");
+    assert!(stderr.contains("capture finished"), "trace logging was on");
+    let reply: serde_json::Value = serde_json::from_str(&stdout).expect("reply");
+    let c: Capture = serde_json::from_value(reply["capture"].clone()).expect("capture");
+    c.validate().expect("valid");
+    assert_eq!(c.stdout.text, "token=[redacted:API_TOKEN]\n");
+    assert_eq!(c.stderr.text, "err [redacted:API_TOKEN]\n");
+    assert_eq!(c.files.created.len(), 1);
+    assert_eq!(c.files.created[0].path, "file-[redacted:API_TOKEN]");
+    let echo = serde_json::to_string(&s.redacted()).expect("json");
+    assert!(!echo.contains(secret) && echo.contains("plain"));
+}
+
+#[test]
+fn relative_paths_and_missing_programs_are_refused() {
+    let dir = open_dir();
+    let rel = scenario(Path::new("bin/true"), dir.path(), json!({}));
+    match rea::capture::run(&rel, Some(Path::new(REA))) {
+        Err(CaptureError::InvalidScenario { field, .. }) => assert_eq!(field, "executable"),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    let rel = scenario(Path::new("/bin/true"), Path::new("work"), json!({}));
+    match rea::capture::run(&rel, Some(Path::new(REA))) {
+        Err(CaptureError::InvalidScenario { field, .. }) => assert_eq!(field, "working_directory"),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    let missing = scenario(&dir.path().join("absent"), dir.path(), json!({}));
+    match rea::capture::run(&missing, Some(Path::new(REA))) {
+        Err(CaptureError::Spawn(_)) => {}
+        other => panic!("expected a spawn error, got {other:?}"),
+    }
+}
+
+#[test]
+fn environment_identity_and_stdin_are_exactly_as_given() {
+    let dir = open_dir();
+    let run = |exe: &str, extra| capture(&scenario(Path::new(exe), dir.path(), extra));
+    let env = run(
+        "/usr/bin/env",
+        json!({"environment": [{"name": "MODE", "value": "plain"}]}),
+    );
+    assert_eq!(env.stdout.text, "MODE=plain\n", "nothing inherited");
+    let id = run("/usr/bin/id", json!({}));
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        // nobody:nogroup, and no supplementary group left from root.
+        let t = id.stdout.text.trim();
+        assert!(
+            t.starts_with("uid=65534(") && t.contains(" gid=65534("),
+            "{t}"
+        );
+        assert!(t.contains(" groups=65534(") && !t.contains(','), "{t}");
+    }
+    let fed = run("/bin/cat", json!({"stdin": "fed\nlines\n"}));
+    assert_eq!(fed.stdout.text, "fed\nlines\n");
+    let closed = run("/bin/cat", json!({}));
+    assert_eq!(closed.exit.code, Some(0));
+    assert_eq!(closed.stdout.total_bytes, 0);
+}
+
+/// A stand-in host script in `dir`.
+fn fake_host(dir: &Path, body: &str) -> PathBuf {
+    let path = dir.join("host.sh");
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("write host");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod host");
+    path
+}
+
+#[test]
+fn a_stuck_host_is_killed_at_the_outer_deadline() {
+    let dir = open_dir();
+    let host = fake_host(
+        dir.path(),
+        &format!("echo $$ > {}/pid; exec sleep 30", dir.path().display()),
+    );
+    let s = scenario(
+        Path::new("/bin/true"),
+        dir.path(),
+        json!({"timeout_ms": 200}),
+    );
+    let start = std::time::Instant::now();
+    let r = rea::capture::run_with_grace(&s, Some(&host), std::time::Duration::from_millis(100));
+    assert!(matches!(r, Err(CaptureError::HostDeadline(300))), "{r:?}");
+    assert!(start.elapsed() < std::time::Duration::from_secs(3));
+    let pid: i32 = std::fs::read_to_string(dir.path().join("pid"))
+        .expect("host pid")
+        .trim()
+        .parse()
+        .expect("pid");
+    assert!(!alive(pid), "the stuck host {pid} survived");
+}
+
+#[test]
+fn a_host_reply_that_is_not_a_capture_is_an_error() {
+    let dir = open_dir();
+    let s = scenario(Path::new("/bin/true"), dir.path(), json!({}));
+    for (body, expect) in [
+        ("cat >/dev/null; echo not-json", "unreadable reply"),
+        ("cat >/dev/null", "no reply"),
+    ] {
+        let host = fake_host(dir.path(), body);
+        match rea::capture::run(&s, Some(&host)) {
+            Err(CaptureError::HostFailed(m)) => assert!(m.contains(expect), "{m}"),
+            other => panic!("expected a host failure, got {other:?}"),
+        }
+    }
+}
