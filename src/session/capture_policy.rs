@@ -113,9 +113,23 @@ pub struct CapturePolicy {
     executable_roots: Vec<PathBuf>,
     working_roots: Vec<PathBuf>,
     run_as: Option<RunAs>,
+    /// The `rea` binary that serves `capture-host`; `None` is this process's
+    /// own executable (right for `rea mcp`; in-process servers in tests name
+    /// the built binary).
+    host: Option<PathBuf>,
 }
 
 impl CapturePolicy {
+    /// This policy with captures served by the `rea` binary at `host`.
+    pub fn with_host(mut self, host: PathBuf) -> CapturePolicy {
+        self.host = Some(host);
+        self
+    }
+
+    pub fn host(&self) -> Option<&Path> {
+        self.host.as_deref()
+    }
+
     /// Validates operator settings. Disabled settings are accepted as they
     /// are (their roots are not checked); enabled ones need both kinds of
     /// root, existing directories, and — when the server runs as root — a
@@ -151,6 +165,7 @@ impl CapturePolicy {
             executable_roots,
             working_roots,
             run_as,
+            host: None,
         })
     }
 
