@@ -6,6 +6,7 @@
 
 use std::path::PathBuf;
 
+use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 
 use super::error::CaptureError;
@@ -74,7 +75,7 @@ fn default_idle_timeout_ms() -> u64 {
 /// One environment entry. A `secret` value is never recorded: it is
 /// `[redacted]` wherever the scenario is echoed, and its occurrences in
 /// captured output and file names become `[redacted:NAME]`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EnvVar {
     pub name: String,
@@ -84,7 +85,7 @@ pub struct EnvVar {
 }
 
 /// Bounds on what the process may do and on what is kept of it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CaptureLimits {
     /// Bytes kept per stream (stdout, stderr); the rest is counted and dropped.

@@ -14,6 +14,7 @@ use crate::catalog::generated::prompts::PromptName;
 use crate::catalog::spec::{CompletionFamily, MAX_VALUE_SCALARS};
 use crate::matching::{CompletionPage, complete};
 use crate::session::artifact_records::{InspectionPage, inventory_page};
+use crate::session::capture_records::capture_of;
 use crate::session::unknowns::Status;
 use crate::session::{ActiveTarget, DEEP_PROVIDERS, Evidence, Session};
 
@@ -66,7 +67,10 @@ fn view(session: &Mutex<Session>, family: CompletionFamily) -> View {
         current_document: session.current_document(),
         evidence: if matches!(
             family,
-            CompletionFamily::Evidence | CompletionFamily::Manifest | CompletionFamily::Occurrence
+            CompletionFamily::Evidence
+                | CompletionFamily::Manifest
+                | CompletionFamily::Occurrence
+                | CompletionFamily::Capture
         ) {
             session.ledger().records().cloned().collect()
         } else {
@@ -123,10 +127,15 @@ fn family_page(
         // Current heads whose status is not resolved: the unknowns an audit
         // still has to settle.
         CompletionFamily::Unknown => complete(view.unresolved.iter().map(String::as_str), value),
-        // Process captures (Evidence of `capture_process_scenario` whose
-        // result validates as a capture): no tool in this build produces
-        // them, so the family is empty, which is the truth of this session.
-        CompletionFamily::Capture => CompletionPage::default(),
+        // Process captures: Evidence of `capture_process_scenario` whose
+        // result still validates as a capture.
+        CompletionFamily::Capture => complete(
+            view.evidence
+                .iter()
+                .filter(|e| capture_of(e).is_some())
+                .map(|e| e.evidence_id.as_str()),
+            value,
+        ),
     }
 }
 

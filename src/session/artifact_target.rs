@@ -96,7 +96,7 @@ impl ArtifactTarget {
 }
 
 /// Streams a file through sha256.
-fn file_sha256(path: &Path) -> Result<String, ArtifactError> {
+pub(crate) fn file_sha256(path: &Path) -> Result<String, ArtifactError> {
     let io = |e: std::io::Error| ArtifactError::Io {
         path: path.display().to_string(),
         reason: e.to_string(),

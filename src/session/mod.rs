@@ -13,6 +13,7 @@ pub mod artifact_target;
 pub mod bundle;
 pub mod canonical;
 pub mod capture_policy;
+pub mod capture_records;
 pub mod deep;
 pub mod evidence;
 pub mod ledger;

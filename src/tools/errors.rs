@@ -283,3 +283,64 @@ impl From<DossierError> for ToolError {
         )
     }
 }
+
+impl From<crate::session::capture_policy::CapturePathError> for ToolError {
+    fn from(e: crate::session::capture_policy::CapturePathError) -> Self {
+        use crate::session::capture_policy::CapturePathError as P;
+        let message = e.to_string();
+        match e {
+            P::OutsideRoots { .. } => ToolError::new(
+                "outside_capture_roots",
+                message,
+                "Use an executable and working directory inside the roots binary_session lists \
+                 under process_capture, or ask the operator to add a root.",
+            ),
+            P::Relative { .. } | P::Unresolvable { .. } | P::WrongKind { .. } => ToolError::new(
+                "invalid_path",
+                message,
+                "Give the absolute path of an existing regular file (executable) and of an \
+                 existing directory (working_directory).",
+            ),
+        }
+    }
+}
+
+impl From<crate::capture::CaptureError> for ToolError {
+    fn from(e: crate::capture::CaptureError) -> Self {
+        use crate::capture::CaptureError as C;
+        let message = e.to_string();
+        match e {
+            C::InvalidScenario { .. } => ToolError::invalid_arguments(message),
+            C::Unsupported => ToolError::new(
+                "unsupported_platform",
+                message,
+                "Run the capture on a Linux host running rea.",
+            ),
+            C::WouldRunAsRoot => ToolError::new(
+                "permission_required",
+                message,
+                "Ask the operator to set --capture-user to an unprivileged account.",
+            ),
+            C::Spawn(_) => ToolError::new(
+                "spawn_failed",
+                message,
+                "Check that the executable can run on this host and that the account the capture \
+                 runs as (binary_session: process_capture.run_as) can read it and enter the \
+                 working directory.",
+            ),
+            C::HostDeadline(_) => ToolError::new(
+                "capture_timeout",
+                message,
+                "Lower timeout_ms or the limits and capture again.",
+            ),
+            C::HostStart(_) | C::HostFailed(_) | C::InvalidCapture(_) | C::Io(_) => {
+                ToolError::new(
+                    "capture_failed",
+                    message,
+                    "Nothing was recorded. Check the rea installation (rea doctor) and capture \
+                     again; report the message if it persists.",
+                )
+            }
+        }
+    }
+}

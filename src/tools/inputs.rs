@@ -462,3 +462,45 @@ pub struct CompareArtifactsInput {
     #[schemars(range(min = 1, max = 500))]
     pub limit: Option<u32>,
 }
+
+/// Input of `capture_process_scenario`: one bounded run and the question
+/// it should answer. Nothing runs unless the operator enabled capture and
+/// `approved` is true.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CaptureProcessScenarioInput {
+    /// Absolute path of the program, inside an operator executable root
+    /// once every symlink is resolved.
+    pub executable: String,
+    /// Absolute path of the directory it runs in, inside an operator
+    /// working root; its files are listed before and after the run.
+    pub working_directory: String,
+    /// `argv[1..]` (at most 256; `argv[0]` is the executable).
+    #[serde(default)]
+    pub arguments: Vec<String>,
+    /// The whole environment (at most 256 entries; nothing is inherited).
+    /// A `secret: true` value is never recorded.
+    #[serde(default)]
+    pub environment: Vec<crate::capture::EnvVar>,
+    /// Text fed to stdin (at most 1 MiB); stdin is /dev/null when absent.
+    #[serde(default)]
+    pub stdin: Option<String>,
+    /// Wall-clock limit, 1-300000 ms (default 30000).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 300000))]
+    pub timeout_ms: Option<u64>,
+    /// The run ends after this long without output, 1-300000 ms (default 30000).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 300000))]
+    pub idle_timeout_ms: Option<u64>,
+    /// Limits on the process and on what is kept; absent fields take
+    /// their defaults, and a value above its maximum is refused.
+    #[serde(default)]
+    pub limits: Option<crate::capture::CaptureLimits>,
+    /// What the run should answer (1-1000 characters); recorded with it.
+    #[schemars(length(min = 1, max = 1000))]
+    pub question: String,
+    /// Must be true: the user approved running this program.
+    #[serde(default)]
+    pub approved: bool,
+}

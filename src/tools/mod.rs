@@ -8,6 +8,7 @@
 //! failure is `{error: {code, message, remediation}}` and carries no Evidence.
 
 mod artifacts;
+mod capture;
 mod code;
 pub mod compare;
 mod errors;
@@ -86,6 +87,9 @@ pub fn input_schema(tool: ToolName) -> Arc<JsonObject> {
         ToolName::UpdateUnknown => schema_for_type::<inputs::UpdateUnknownInput>(),
         ToolName::VerifyUnknownResolution => {
             schema_for_type::<inputs::VerifyUnknownResolutionInput>()
+        }
+        ToolName::CaptureProcessScenario => {
+            schema_for_type::<inputs::CaptureProcessScenarioInput>()
         }
     }
 }
@@ -241,6 +245,9 @@ pub fn call(
         }
         ToolName::VerifyUnknownResolution => {
             inputs::parse(arguments).and_then(|i| unknowns::verify_unknown_resolution(i, session))
+        }
+        ToolName::CaptureProcessScenario => {
+            capture::parse(arguments).and_then(|i| capture::capture_process_scenario(i, session))
         }
     };
     match outcome {

@@ -1,0 +1,186 @@
+//! `capture_process_scenario`: run one program under strict limits, only
+//! when the operator's policy and the call's own `approved` allow it, and
+//! record the capture as Evidence.
+//!
+//! Order matters: the policy is checked before anything else about the
+//! request is looked at, so a denied call resolves no path and runs
+//! nothing; then both paths are confined to the operator's roots (every
+//! symlink resolved), and only the resolved paths reach the engine.
+//! Secret environment values never leave this module: the recorded
+//! parameters carry the redacted scenario, the engine redacts output, and
+//! error messages are scrubbed of every environment value.
+
+use std::path::Path;
+
+use rmcp::model::JsonObject;
+use serde_json::{Value, json};
+
+use super::inputs::{self, CaptureProcessScenarioInput};
+use super::{HandlerResult, ToolError};
+use crate::capture::redact::Secrets;
+use crate::capture::{self, RunAs, Scenario};
+use crate::providers::native::NativeImage;
+use crate::session::artifact_target::file_sha256;
+use crate::session::capture_records::CAPTURE_PROCESS_SCENARIO;
+use crate::session::{Confidence, EvidenceDraft, ProviderIdentity, Session, Subject};
+
+/// Longest question, in characters.
+const MAX_QUESTION_CHARS: usize = 1000;
+
+/// The provider that answers captures: rea's own process host.
+fn capture_identity() -> ProviderIdentity {
+    ProviderIdentity {
+        id: "rea-process".to_string(),
+        name: "rea process capture".to_string(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+    }
+}
+
+/// Parses the input. A malformed request may quote an environment value in
+/// serde's message (a value where another type was expected), so every
+/// environment value the request holds is scrubbed from the message.
+pub(crate) fn parse(arguments: JsonObject) -> Result<CaptureProcessScenarioInput, ToolError> {
+    let values: Vec<String> = arguments
+        .get("environment")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.get("value").and_then(Value::as_str))
+        .filter(|v| !v.is_empty())
+        .map(str::to_string)
+        .collect();
+    inputs::parse(arguments).map_err(|mut e| {
+        e.message = scrub(&e.message, &values);
+        e
+    })
+}
+
+/// `text` with every occurrence of each of `values` (longest first)
+/// replaced by `[redacted]`.
+fn scrub(text: &str, values: &[String]) -> String {
+    let mut sorted: Vec<&String> = values.iter().collect();
+    sorted.sort_by_key(|v| std::cmp::Reverse(v.len()));
+    sorted.into_iter().fold(text.to_string(), |t, v| {
+        t.replace(v.as_str(), capture::types::REDACTED)
+    })
+}
+
+pub(crate) fn capture_process_scenario(
+    input: CaptureProcessScenarioInput,
+    session: &mut Session,
+) -> HandlerResult {
+    let policy = session.capture_policy().clone();
+    let missing = policy.missing(input.approved);
+    if !missing.is_empty() {
+        return Err(ToolError::new(
+            "permission_required",
+            format!(
+                "capture_process_scenario did not run; missing: {}",
+                missing.join("; ")
+            ),
+            "Process capture needs the operator to enable it (binary_session reports the policy) \
+             and the user to approve this call; then repeat it with approved: true.",
+        )
+        .with_data(json!({"missing": missing, "policy": policy.status()})));
+    }
+    let values: Vec<String> = input
+        .environment
+        .iter()
+        .map(|e| e.value.clone())
+        .filter(|v| !v.is_empty())
+        .collect();
+    let scrubbed = |mut e: ToolError| {
+        e.message = scrub(&e.message, &values);
+        e
+    };
+    let question_chars = input.question.chars().count();
+    if question_chars == 0 || question_chars > MAX_QUESTION_CHARS || input.question.trim().is_empty()
+    {
+        return Err(ToolError::invalid_arguments(format!(
+            "question has {question_chars} characters; give 1-{MAX_QUESTION_CHARS} saying what \
+             the run should answer"
+        )));
+    }
+    let executable = policy.executable(&input.executable).map_err(ToolError::from)?;
+    let working_directory = policy
+        .working_directory(&input.working_directory)
+        .map_err(ToolError::from)?;
+    let scenario = Scenario {
+        executable,
+        working_directory,
+        arguments: input.arguments,
+        environment: input.environment,
+        stdin: input.stdin,
+        timeout_ms: input.timeout_ms.unwrap_or(30_000),
+        idle_timeout_ms: input.idle_timeout_ms.unwrap_or(30_000),
+        limits: input.limits.unwrap_or_default(),
+        run_as: policy.run_as().map(|r| RunAs {
+            uid: r.uid,
+            gid: r.gid,
+        }),
+    };
+    scenario
+        .validate()
+        .map_err(|e| scrubbed(ToolError::from(e)))?;
+    let subject = subject_of(&scenario.executable)?;
+    let capture =
+        capture::run(&scenario, policy.host()).map_err(|e| scrubbed(ToolError::from(e)))?;
+    let result = serde_json::to_value(&capture).map_err(|e| {
+        ToolError::new(
+            "evidence_error",
+            format!("cannot encode the capture: {e}"),
+            "This is a defect in rea; please report it with the scenario that caused it.",
+        )
+    })?;
+    let secrets = Secrets::of(&scenario);
+    let draft = EvidenceDraft {
+        operation: CAPTURE_PROCESS_SCENARIO.to_string(),
+        subject: Some(subject),
+        provider: capture_identity(),
+        parameters: parameters(&scenario, &secrets.redact_str(&input.question)),
+        result: result.clone(),
+        confidence: Confidence::Observed,
+        limitations: capture.limitations.clone(),
+        locations: Vec::new(),
+        local_path: Some(scenario.executable.display().to_string()),
+    };
+    let evidence = session.record(draft)?;
+    Ok((result, Some(evidence)))
+}
+
+/// The recorded parameters: the redacted scenario (no secret value, and
+/// no secret's occurrence in arguments, other values or stdin) and the
+/// question.
+///
+/// Unlike the static tools, the paths stay in: a capture is an experiment
+/// on this machine, and where the program ran is part of what was done
+/// (the working-directory listing is relative to it, and the crash module
+/// map names the mapped files by path). Two runs of the same bytes from
+/// different places are different experiments, so their Evidence differs.
+fn parameters(scenario: &Scenario, question: &str) -> Value {
+    json!({
+        "scenario": scenario.redacted(),
+        "question": question,
+    })
+}
+
+/// The executable as a subject: its sha256 and, when it opens as a native
+/// image, its format and (single-slice) architecture; otherwise `file`.
+fn subject_of(executable: &Path) -> Result<Subject, ToolError> {
+    if let Ok(image) = NativeImage::open(executable) {
+        let architecture = match image.documents() {
+            [only] => Some(only.architecture.clone()),
+            _ => None,
+        };
+        return Ok(Subject {
+            sha256: image.sha256().to_string(),
+            format: image.format().as_str().to_string(),
+            architecture,
+        });
+    }
+    Ok(Subject {
+        sha256: file_sha256(executable)?,
+        format: "file".to_string(),
+        architecture: None,
+    })
+}
