@@ -94,14 +94,18 @@ pub(crate) fn capture_process_scenario(
         e
     };
     let question_chars = input.question.chars().count();
-    if question_chars == 0 || question_chars > MAX_QUESTION_CHARS || input.question.trim().is_empty()
+    if question_chars == 0
+        || question_chars > MAX_QUESTION_CHARS
+        || input.question.trim().is_empty()
     {
         return Err(ToolError::invalid_arguments(format!(
             "question has {question_chars} characters; give 1-{MAX_QUESTION_CHARS} saying what \
              the run should answer"
         )));
     }
-    let executable = policy.executable(&input.executable).map_err(ToolError::from)?;
+    let executable = policy
+        .executable(&input.executable)
+        .map_err(ToolError::from)?;
     let working_directory = policy
         .working_directory(&input.working_directory)
         .map_err(ToolError::from)?;

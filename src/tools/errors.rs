@@ -333,14 +333,12 @@ impl From<crate::capture::CaptureError> for ToolError {
                 message,
                 "Lower timeout_ms or the limits and capture again.",
             ),
-            C::HostStart(_) | C::HostFailed(_) | C::InvalidCapture(_) | C::Io(_) => {
-                ToolError::new(
-                    "capture_failed",
-                    message,
-                    "Nothing was recorded. Check the rea installation (rea doctor) and capture \
+            C::HostStart(_) | C::HostFailed(_) | C::InvalidCapture(_) | C::Io(_) => ToolError::new(
+                "capture_failed",
+                message,
+                "Nothing was recorded. Check the rea installation (rea doctor) and capture \
                      again; report the message if it persists.",
-                )
-            }
+            ),
         }
     }
 }

@@ -1,0 +1,329 @@
+//! `capture_process_scenario` over MCP: a crash captured and offered by the
+//! `capture` completion family, every refusal (policy off, not approved,
+//! paths outside the roots) running nothing, and secret values absent from
+//! everything the client can read back.
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rea::server::Hub;
+use rea::session::{CapturePolicy, CaptureSettings, Policies};
+use serde_json::{Value, json};
+
+const REA: &str = env!("CARGO_BIN_EXE_rea");
+
+/// A program that leaves `ran-marker` in its working directory, so a test
+/// can tell that a refused call started nothing.
+const MARKER: &str = r#"
+#include <stdio.h>
+int main(void) { FILE *f = fopen("ran-marker", "w"); if (f) fclose(f); return 0; }
+"#;
+
+/// A scratch directory the unprivileged target can enter and write to.
+fn open_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777))
+        .expect("chmod dir");
+    dir
+}
+
+fn program(dir: &Path, name: &str, source: &str) -> Option<PathBuf> {
+    let exe = common::compile_c(dir, name, &[(&format!("{name}.c"), source)])?;
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).expect("chmod exe");
+    Some(exe)
+}
+
+fn running_as_root() -> bool {
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines()
+            .find_map(|l| l.strip_prefix("Uid:"))
+            .and_then(|ids| ids.split_whitespace().nth(1))
+            == Some("0")
+    })
+}
+
+/// A hub whose sessions may capture executables under `exec_root` running
+/// in `work_root`, served by the built `rea`.
+fn capture_hub(exec_root: &Path, work_root: &Path) -> Arc<Hub> {
+    let policy = CapturePolicy::new(CaptureSettings {
+        enabled: true,
+        executable_roots: vec![exec_root.to_path_buf()],
+        working_roots: vec![work_root.to_path_buf()],
+        user: Some("65534:65534".into()).filter(|_| running_as_root()),
+    })
+    .expect("policy")
+    .with_host(PathBuf::from(REA));
+    Hub::with_policies(
+        rea::catalog::render::LoadedCatalog::embedded().expect("catalog"),
+        Policies {
+            capture: policy,
+            ..Policies::default()
+        },
+        rea::session::DeepProviders::none(),
+    )
+}
+
+fn request(exe: &Path, dir: &Path, extra: Value) -> Value {
+    let mut base = json!({
+        "executable": exe,
+        "working_directory": dir,
+        "timeout_ms": 5000,
+        "idle_timeout_ms": 5000,
+        "question": "does it crash, and where?",
+        "approved": true,
+    });
+    if let (Some(b), Some(e)) = (base.as_object_mut(), extra.as_object()) {
+        b.extend(e.clone());
+    }
+    base
+}
+
+fn error_code(response: &Value) -> &str {
+    response["error"]["code"].as_str().unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_crash_is_captured_and_completes_as_a_capture() {
+    let dir = open_dir();
+    let src = r#"
+#include <stdio.h>
+int crash_here(volatile int *p) { return *p; }
+int main(void) { puts("about to crash"); fflush(stdout); return crash_here(0); }
+"#;
+    let Some(exe) = program(dir.path(), "crash", src) else {
+        return;
+    };
+    let hub = capture_hub(dir.path(), dir.path());
+    let (client, _, _) = common::connect_to(&hub, common::Era::Modern).await;
+
+    let (response, failed) = common::call(
+        &client,
+        "capture_process_scenario",
+        request(&exe, dir.path(), json!({})),
+    )
+    .await;
+    assert!(!failed, "{response}");
+    let result = &response["result"];
+    assert_eq!(result["exit"]["signal"], json!(libc::SIGSEGV), "{result}");
+    assert_eq!(result["exit"]["signal_name"], json!("SIGSEGV"));
+    assert_eq!(result["stdout"]["text"], json!("about to crash\n"));
+    assert!(
+        result["crash"]["program_counter"].as_str().is_some(),
+        "{result}"
+    );
+    assert_eq!(result["cleanup"]["verified"], json!(true));
+    let evidence = &response["evidence"];
+    assert_eq!(evidence["operation"], json!("capture_process_scenario"));
+    assert_eq!(evidence["provider"]["id"], json!("rea-process"));
+    assert_eq!(
+        evidence["result"], *result,
+        "the client gets the recorded capture"
+    );
+    assert_eq!(
+        evidence["subject"]["sha256"],
+        json!(common::sha256_file(&exe))
+    );
+    assert_eq!(evidence["subject"]["format"], json!("elf"));
+    assert_eq!(
+        evidence["parameters"]["question"],
+        json!("does it crash, and where?")
+    );
+    let capture_id = evidence["evidence_id"].as_str().expect("id").to_string();
+
+    // Evidence of another operation is not a capture.
+    let (opened, failed) = common::call(&client, "open_binary", json!({"path": exe})).await;
+    assert!(!failed, "{opened}");
+    let other_id = opened["evidence"]["evidence_id"].as_str().expect("id");
+
+    for (prompt, argument) in [
+        (
+            "prepare_bounded_process_capture",
+            "prior_capture_evidence_id",
+        ),
+        ("trace_crash", "capture_evidence_id"),
+    ] {
+        let info = common::complete(&client, prompt, argument, "").await;
+        let values = common::values(&info);
+        assert_eq!(values, [capture_id.as_str()], "{prompt}.{argument}");
+        assert!(!values.contains(&other_id));
+        let info = common::complete(&client, prompt, argument, &capture_id[..8]).await;
+        assert_eq!(common::values(&info), [capture_id.as_str()]);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn refused_calls_run_nothing() {
+    let dir = open_dir();
+    let Some(exe) = program(dir.path(), "marker", MARKER) else {
+        return;
+    };
+    let marker = dir.path().join("ran-marker");
+
+    // Capture off (the default hub): the operator setting is missing.
+    let (client, _, _) = common::connect(common::Era::Modern).await;
+    let (response, failed) = common::call(
+        &client,
+        "capture_process_scenario",
+        request(&exe, dir.path(), json!({})),
+    )
+    .await;
+    assert!(failed);
+    assert_eq!(error_code(&response), "permission_required", "{response}");
+    let missing = &response["error"]["data"]["missing"];
+    assert_eq!(missing.as_array().map(Vec::len), Some(1), "{missing}");
+    assert!(
+        missing[0]
+            .as_str()
+            .unwrap()
+            .contains("--enable-process-capture")
+    );
+    assert_eq!(response["error"]["data"]["policy"]["enabled"], json!(false));
+    assert!(response.get("evidence").is_none());
+
+    // Enabled, but the call is not approved.
+    let hub = capture_hub(dir.path(), dir.path());
+    let (client, _, _) = common::connect_to(&hub, common::Era::Modern).await;
+    let (response, _) = common::call(
+        &client,
+        "capture_process_scenario",
+        request(&exe, dir.path(), json!({"approved": false})),
+    )
+    .await;
+    assert_eq!(error_code(&response), "permission_required", "{response}");
+    assert_eq!(
+        response["error"]["data"]["missing"],
+        json!(["request field: approved: true"])
+    );
+
+    // Paths the policy refuses: a relative path, an executable outside the
+    // roots, a symlink inside the root that escapes it, a working
+    // directory outside the roots.
+    let elsewhere = open_dir();
+    let Some(outside) = program(elsewhere.path(), "marker", MARKER) else {
+        return;
+    };
+    let link = dir.path().join("escape");
+    std::os::unix::fs::symlink(&outside, &link).expect("symlink");
+    for (executable, working, code) in [
+        (json!("marker"), json!(dir.path()), "invalid_path"),
+        (json!(outside), json!(dir.path()), "outside_capture_roots"),
+        (json!(link), json!(dir.path()), "outside_capture_roots"),
+        (json!(exe), json!(elsewhere.path()), "outside_capture_roots"),
+        (json!(exe), json!("."), "invalid_path"),
+    ] {
+        let (response, failed) = common::call(
+            &client,
+            "capture_process_scenario",
+            request(
+                &exe,
+                dir.path(),
+                json!({"executable": executable, "working_directory": working}),
+            ),
+        )
+        .await;
+        assert!(failed, "{response}");
+        assert_eq!(
+            error_code(&response),
+            code,
+            "{executable} in {working}: {response}"
+        );
+    }
+    assert!(!marker.exists(), "a refused call started the program");
+    assert!(!elsewhere.path().join("ran-marker").exists());
+    let (listed, _) = common::call(&client, "list_evidence", json!({})).await;
+    assert_eq!(listed["result"]["total"], json!(0), "{listed}");
+
+    // The same program, allowed, does run: the refusals above were real.
+    let (response, failed) = common::call(
+        &client,
+        "capture_process_scenario",
+        request(&exe, dir.path(), json!({})),
+    )
+    .await;
+    assert!(!failed, "{response}");
+    assert_eq!(response["result"]["exit"]["code"], json!(0));
+    assert!(marker.exists());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn secret_values_never_reach_the_client() {
+    let dir = open_dir();
+    let src = r#"
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+    const char *t = getenv("API_TOKEN");
+    printf("token=%s arg=%s\n", t, argc > 1 ? argv[1] : "");
+    fprintf(stderr, "err %s\n", t);
+    return 0;
+}
+"#;
+    let Some(exe) = program(dir.path(), "leaky", src) else {
+        return;
+    };
+    let secret = "zq9-Secret-Value-7731";
+    let hub = capture_hub(dir.path(), dir.path());
+    let (client, _, _) = common::connect_to(&hub, common::Era::Modern).await;
+    let (response, failed) = common::call(
+        &client,
+        "capture_process_scenario",
+        request(
+            &exe,
+            dir.path(),
+            json!({
+                "arguments": [secret],
+                "environment": [
+                    {"name": "API_TOKEN", "value": secret, "secret": true},
+                    {"name": "PLAIN", "value": "visible"},
+                ],
+                "question": format!("does {secret} leak?"),
+            }),
+        ),
+    )
+    .await;
+    assert!(!failed, "{response}");
+    assert_eq!(
+        response["result"]["stdout"]["text"],
+        json!("token=[redacted:API_TOKEN] arg=[redacted:API_TOKEN]\n")
+    );
+    let parameters = &response["evidence"]["parameters"];
+    assert_eq!(
+        parameters["scenario"]["environment"],
+        json!([
+            {"name": "API_TOKEN", "value": "[redacted]", "secret": true},
+            {"name": "PLAIN", "value": "visible", "secret": false},
+        ])
+    );
+    assert!(!response.to_string().contains(secret), "{response}");
+    let id = response["evidence"]["evidence_id"].clone();
+
+    let (listed, _) = common::call(&client, "list_evidence", json!({})).await;
+    assert_eq!(listed["result"]["total"], json!(1), "{listed}");
+    assert!(!listed.to_string().contains(secret));
+    let (got, failed) = common::call(&client, "get_evidence", json!({"evidence_id": id})).await;
+    assert!(!failed, "{got}");
+    assert!(got.to_string().contains("[redacted:API_TOKEN]"));
+    assert!(!got.to_string().contains(secret));
+
+    // A refusal quoting the request never quotes a secret either.
+    let (refused, failed) = common::call(
+        &client,
+        "capture_process_scenario",
+        request(
+            &exe,
+            dir.path(),
+            json!({
+                "environment": [{"name": "API_TOKEN", "value": secret, "secret": true}],
+                "timeout_ms": secret,
+            }),
+        ),
+    )
+    .await;
+    assert!(failed);
+    assert_eq!(error_code(&refused), "invalid_arguments", "{refused}");
+    assert!(!refused.to_string().contains(secret), "{refused}");
+}
