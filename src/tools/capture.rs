@@ -188,3 +188,50 @@ fn subject_of(executable: &Path) -> Result<Subject, ToolError> {
         architecture: None,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn malformed_requests_never_quote_an_environment_value() {
+        let arguments = json!({
+            "executable": "/bin/true",
+            "working_directory": "/",
+            "environment": [{"name": "TOKEN", "value": "s3cr3t-value", "secret": true}],
+            "question": "q",
+            "timeout_ms": "s3cr3t-value",
+        });
+        let Value::Object(arguments) = arguments else {
+            unreachable!("an object literal")
+        };
+        let message = parse(arguments)
+            .expect_err("timeout_ms is not a number")
+            .message;
+        assert!(message.contains("[redacted]"), "{message}");
+        assert!(!message.contains("s3cr3t"), "{message}");
+    }
+
+    #[test]
+    fn longer_values_are_scrubbed_before_their_prefixes() {
+        let values = ["ab".to_string(), "abcd".to_string()];
+        assert_eq!(scrub("x abcd ab", &values), "x [redacted] [redacted]");
+    }
+
+    #[test]
+    fn parameters_hold_the_redacted_scenario_and_question() {
+        let scenario: Scenario = serde_json::from_value(json!({
+            "executable": "/bin/true",
+            "working_directory": "/",
+            "environment": [{"name": "TOKEN", "value": "hidden", "secret": true}],
+        }))
+        .expect("scenario");
+        let p = parameters(&scenario, "why?");
+        assert_eq!(p["question"], json!("why?"));
+        assert_eq!(
+            p["scenario"]["environment"][0]["value"],
+            json!("[redacted]")
+        );
+        assert!(!p.to_string().contains("hidden"));
+    }
+}
