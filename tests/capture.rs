@@ -15,22 +15,6 @@ use serde_json::json;
 
 const REA: &str = env!("CARGO_BIN_EXE_rea");
 
-/// A scratch directory the unprivileged target can enter, run from and
-/// write to (a tempdir is 0700 and the target runs as nobody).
-fn open_dir() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777))
-        .expect("chmod dir");
-    dir
-}
-
-/// Compiles `source` into `dir/name`, executable by everyone.
-fn program(dir: &Path, name: &str, source: &str) -> Option<PathBuf> {
-    let exe = common::compile_c(dir, name, &[(&format!("{name}.c"), source)])?;
-    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).expect("chmod exe");
-    Some(exe)
-}
-
 fn scenario(exe: &Path, dir: &Path, extra: serde_json::Value) -> Scenario {
     let mut base = json!({
         "executable": exe,
@@ -57,8 +41,8 @@ fn run_c(
     source: &str,
     extra: serde_json::Value,
 ) -> Option<(tempfile::TempDir, PathBuf, Capture)> {
-    let dir = open_dir();
-    let exe = program(dir.path(), name, source)?;
+    let dir = common::open_dir();
+    let exe = common::open_program(dir.path(), name, source)?;
     let c = capture(&scenario(&exe, dir.path(), extra));
     Some((dir, exe, c))
 }
@@ -305,7 +289,7 @@ int main(void) { puts("waiting"); fflush(stdout); sleep(30); return 0; }
 
 #[test]
 fn files_created_changed_and_deleted_are_listed_with_hashes() {
-    let dir = open_dir();
+    let dir = common::open_dir();
     let src = r#"
 #include <stdio.h>
 #include <unistd.h>
@@ -316,7 +300,7 @@ int main(void) {
     return 0;
 }
 "#;
-    let Some(exe) = program(dir.path(), "writer", src) else {
+    let Some(exe) = common::open_program(dir.path(), "writer", src) else {
         return;
     };
     let work = dir.path().join("work");
@@ -350,7 +334,7 @@ int main(void) {
 
 #[test]
 fn secret_values_never_leave_the_host() {
-    let dir = open_dir();
+    let dir = common::open_dir();
     let src = r#"
 #include <stdio.h>
 #include <stdlib.h>
@@ -364,7 +348,7 @@ int main(void) {
     return 0;
 }
 "#;
-    let Some(exe) = program(dir.path(), "leaky", src) else {
+    let Some(exe) = common::open_program(dir.path(), "leaky", src) else {
         return;
     };
     let secret = "zq9-Secret-Value-7731";
@@ -411,7 +395,7 @@ int main(void) {
 
 #[test]
 fn relative_paths_and_missing_programs_are_refused() {
-    let dir = open_dir();
+    let dir = common::open_dir();
     let rel = scenario(Path::new("bin/true"), dir.path(), json!({}));
     match rea::capture::run(&rel, Some(Path::new(REA))) {
         Err(CaptureError::InvalidScenario { field, .. }) => assert_eq!(field, "executable"),
@@ -431,7 +415,7 @@ fn relative_paths_and_missing_programs_are_refused() {
 
 #[test]
 fn environment_identity_and_stdin_are_exactly_as_given() {
-    let dir = open_dir();
+    let dir = common::open_dir();
     let run = |exe: &str, extra| capture(&scenario(Path::new(exe), dir.path(), extra));
     let env = run(
         "/usr/bin/env",
@@ -466,7 +450,7 @@ fn fake_host(dir: &Path, body: &str) -> PathBuf {
 
 #[test]
 fn a_stuck_host_is_killed_at_the_outer_deadline() {
-    let dir = open_dir();
+    let dir = common::open_dir();
     let host = fake_host(
         dir.path(),
         &format!("echo $$ > {}/pid; exec sleep 30", dir.path().display()),
@@ -490,7 +474,7 @@ fn a_stuck_host_is_killed_at_the_outer_deadline() {
 
 #[test]
 fn a_host_reply_that_is_not_a_capture_is_an_error() {
-    let dir = open_dir();
+    let dir = common::open_dir();
     let s = scenario(Path::new("/bin/true"), dir.path(), json!({}));
     for (body, expect) in [
         ("cat >/dev/null; echo not-json", "unreadable reply"),

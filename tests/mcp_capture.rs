@@ -6,7 +6,6 @@
 
 mod common;
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -23,29 +22,6 @@ const MARKER: &str = r#"
 int main(void) { FILE *f = fopen("ran-marker", "w"); if (f) fclose(f); return 0; }
 "#;
 
-/// A scratch directory the unprivileged target can enter and write to.
-fn open_dir() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777))
-        .expect("chmod dir");
-    dir
-}
-
-fn program(dir: &Path, name: &str, source: &str) -> Option<PathBuf> {
-    let exe = common::compile_c(dir, name, &[(&format!("{name}.c"), source)])?;
-    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).expect("chmod exe");
-    Some(exe)
-}
-
-fn running_as_root() -> bool {
-    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
-        s.lines()
-            .find_map(|l| l.strip_prefix("Uid:"))
-            .and_then(|ids| ids.split_whitespace().nth(1))
-            == Some("0")
-    })
-}
-
 /// A hub whose sessions may capture executables under `exec_root` running
 /// in `work_root`, served by the built `rea`.
 fn capture_hub(exec_root: &Path, work_root: &Path) -> Arc<Hub> {
@@ -53,7 +29,7 @@ fn capture_hub(exec_root: &Path, work_root: &Path) -> Arc<Hub> {
         enabled: true,
         executable_roots: vec![exec_root.to_path_buf()],
         working_roots: vec![work_root.to_path_buf()],
-        user: Some("65534:65534".into()).filter(|_| running_as_root()),
+        user: Some("65534:65534".into()).filter(|_| common::running_as_root()),
     })
     .expect("policy")
     .with_host(PathBuf::from(REA));
@@ -82,30 +58,30 @@ fn request(exe: &Path, dir: &Path, extra: Value) -> Value {
     base
 }
 
+/// Calls `capture_process_scenario` with [`request`]`(exe, dir, extra)`.
+async fn capture(client: &common::Client, exe: &Path, dir: &Path, extra: Value) -> (Value, bool) {
+    common::call(client, "capture_process_scenario", request(exe, dir, extra)).await
+}
+
 fn error_code(response: &Value) -> &str {
     response["error"]["code"].as_str().unwrap_or_default()
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_crash_is_captured_and_completes_as_a_capture() {
-    let dir = open_dir();
+    let dir = common::open_dir();
     let src = r#"
 #include <stdio.h>
 int crash_here(volatile int *p) { return *p; }
 int main(void) { puts("about to crash"); fflush(stdout); return crash_here(0); }
 "#;
-    let Some(exe) = program(dir.path(), "crash", src) else {
+    let Some(exe) = common::open_program(dir.path(), "crash", src) else {
         return;
     };
     let hub = capture_hub(dir.path(), dir.path());
     let (client, _, _) = common::connect_to(&hub, common::Era::Modern).await;
 
-    let (response, failed) = common::call(
-        &client,
-        "capture_process_scenario",
-        request(&exe, dir.path(), json!({})),
-    )
-    .await;
+    let (response, failed) = capture(&client, &exe, dir.path(), json!({})).await;
     assert!(!failed, "{response}");
     let result = &response["result"];
     assert_eq!(result["exit"]["signal"], json!(libc::SIGSEGV), "{result}");
@@ -157,20 +133,15 @@ int main(void) { puts("about to crash"); fflush(stdout); return crash_here(0); }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn refused_calls_run_nothing() {
-    let dir = open_dir();
-    let Some(exe) = program(dir.path(), "marker", MARKER) else {
+    let dir = common::open_dir();
+    let Some(exe) = common::open_program(dir.path(), "marker", MARKER) else {
         return;
     };
     let marker = dir.path().join("ran-marker");
 
     // Capture off (the default hub): the operator setting is missing.
     let (client, _, _) = common::connect(common::Era::Modern).await;
-    let (response, failed) = common::call(
-        &client,
-        "capture_process_scenario",
-        request(&exe, dir.path(), json!({})),
-    )
-    .await;
+    let (response, failed) = capture(&client, &exe, dir.path(), json!({})).await;
     assert!(failed);
     assert_eq!(error_code(&response), "permission_required", "{response}");
     let missing = &response["error"]["data"]["missing"];
@@ -187,12 +158,7 @@ async fn refused_calls_run_nothing() {
     // Enabled, but the call is not approved.
     let hub = capture_hub(dir.path(), dir.path());
     let (client, _, _) = common::connect_to(&hub, common::Era::Modern).await;
-    let (response, _) = common::call(
-        &client,
-        "capture_process_scenario",
-        request(&exe, dir.path(), json!({"approved": false})),
-    )
-    .await;
+    let (response, _) = capture(&client, &exe, dir.path(), json!({"approved": false})).await;
     assert_eq!(error_code(&response), "permission_required", "{response}");
     assert_eq!(
         response["error"]["data"]["missing"],
@@ -202,8 +168,8 @@ async fn refused_calls_run_nothing() {
     // Paths the policy refuses: a relative path, an executable outside the
     // roots, a symlink inside the root that escapes it, a working
     // directory outside the roots.
-    let elsewhere = open_dir();
-    let Some(outside) = program(elsewhere.path(), "marker", MARKER) else {
+    let elsewhere = common::open_dir();
+    let Some(outside) = common::open_program(elsewhere.path(), "marker", MARKER) else {
         return;
     };
     let link = dir.path().join("escape");
@@ -215,14 +181,11 @@ async fn refused_calls_run_nothing() {
         (json!(exe), json!(elsewhere.path()), "outside_capture_roots"),
         (json!(exe), json!("."), "invalid_path"),
     ] {
-        let (response, failed) = common::call(
+        let (response, failed) = capture(
             &client,
-            "capture_process_scenario",
-            request(
-                &exe,
-                dir.path(),
-                json!({"executable": executable, "working_directory": working}),
-            ),
+            &exe,
+            dir.path(),
+            json!({"executable": executable, "working_directory": working}),
         )
         .await;
         assert!(failed, "{response}");
@@ -238,12 +201,7 @@ async fn refused_calls_run_nothing() {
     assert_eq!(listed["result"]["total"], json!(0), "{listed}");
 
     // The same program, allowed, does run: the refusals above were real.
-    let (response, failed) = common::call(
-        &client,
-        "capture_process_scenario",
-        request(&exe, dir.path(), json!({})),
-    )
-    .await;
+    let (response, failed) = capture(&client, &exe, dir.path(), json!({})).await;
     assert!(!failed, "{response}");
     assert_eq!(response["result"]["exit"]["code"], json!(0));
     assert!(marker.exists());
@@ -251,7 +209,7 @@ async fn refused_calls_run_nothing() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn secret_values_never_reach_the_client() {
-    let dir = open_dir();
+    let dir = common::open_dir();
     let src = r#"
 #include <stdio.h>
 #include <stdlib.h>
@@ -262,27 +220,24 @@ int main(int argc, char **argv) {
     return 0;
 }
 "#;
-    let Some(exe) = program(dir.path(), "leaky", src) else {
+    let Some(exe) = common::open_program(dir.path(), "leaky", src) else {
         return;
     };
     let secret = "zq9-Secret-Value-7731";
     let hub = capture_hub(dir.path(), dir.path());
     let (client, _, _) = common::connect_to(&hub, common::Era::Modern).await;
-    let (response, failed) = common::call(
+    let (response, failed) = capture(
         &client,
-        "capture_process_scenario",
-        request(
-            &exe,
-            dir.path(),
-            json!({
-                "arguments": [secret],
-                "environment": [
-                    {"name": "API_TOKEN", "value": secret, "secret": true},
-                    {"name": "PLAIN", "value": "visible"},
-                ],
-                "question": format!("does {secret} leak?"),
-            }),
-        ),
+        &exe,
+        dir.path(),
+        json!({
+            "arguments": [secret],
+            "environment": [
+                {"name": "API_TOKEN", "value": secret, "secret": true},
+                {"name": "PLAIN", "value": "visible"},
+            ],
+            "question": format!("does {secret} leak?"),
+        }),
     )
     .await;
     assert!(!failed, "{response}");
@@ -310,17 +265,14 @@ int main(int argc, char **argv) {
     assert!(!got.to_string().contains(secret));
 
     // A refusal quoting the request never quotes a secret either.
-    let (refused, failed) = common::call(
+    let (refused, failed) = capture(
         &client,
-        "capture_process_scenario",
-        request(
-            &exe,
-            dir.path(),
-            json!({
-                "environment": [{"name": "API_TOKEN", "value": secret, "secret": true}],
-                "timeout_ms": secret,
-            }),
-        ),
+        &exe,
+        dir.path(),
+        json!({
+            "environment": [{"name": "API_TOKEN", "value": secret, "secret": true}],
+            "timeout_ms": secret,
+        }),
     )
     .await;
     assert!(failed);

@@ -335,7 +335,7 @@ async fn binary_session_reports_the_process_capture_policy() {
         enabled: true,
         executable_roots: vec![dir.path().to_path_buf()],
         working_roots: vec![dir.path().to_path_buf()],
-        user: Some("65534:65534".into()).filter(|_| running_as_root()),
+        user: Some("65534:65534".into()).filter(|_| common::running_as_root()),
     })
     .unwrap();
     let hub = rea::server::Hub::with_policies(
@@ -354,14 +354,4 @@ async fn binary_session_reports_the_process_capture_policy() {
         capture["executable_roots"],
         json!([dir.path().canonicalize().unwrap()])
     );
-}
-
-/// Whether this test process runs as root (captures then need a user).
-fn running_as_root() -> bool {
-    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
-        s.lines()
-            .find_map(|l| l.strip_prefix("Uid:"))
-            .and_then(|ids| ids.split_whitespace().nth(1))
-            == Some("0")
-    })
 }

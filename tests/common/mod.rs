@@ -406,3 +406,34 @@ pub fn claim_verdicts(result: &Value) -> Vec<(&str, &str)> {
         })
         .collect()
 }
+
+/// A scratch directory the unprivileged capture target can enter, run
+/// from and write to (a tempdir is 0700, and as root the target runs as
+/// nobody).
+#[cfg(unix)]
+pub fn open_dir() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777))
+        .expect("chmod dir");
+    dir
+}
+
+/// Compiles `source` into `dir/name`, executable by everyone.
+#[cfg(unix)]
+pub fn open_program(dir: &Path, name: &str, source: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let exe = compile_c(dir, name, &[(&format!("{name}.c"), source)])?;
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).expect("chmod exe");
+    Some(exe)
+}
+
+/// Whether this test process runs as root (captures then need a user).
+pub fn running_as_root() -> bool {
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines()
+            .find_map(|l| l.strip_prefix("Uid:"))
+            .and_then(|ids| ids.split_whitespace().nth(1))
+            == Some("0")
+    })
+}
