@@ -65,10 +65,8 @@ fn scrub(text: &str, values: &[String]) -> String {
     })
 }
 
-pub(crate) fn capture_process_scenario(
-    input: CaptureProcessScenarioInput,
-    session: &mut Session,
-) -> HandlerResult {
+/// The `capture_process_scenario` handler.
+pub(crate) fn capture(input: CaptureProcessScenarioInput, session: &mut Session) -> HandlerResult {
     let policy = session.capture_policy().clone();
     let missing = policy.missing(input.approved);
     if !missing.is_empty() {
