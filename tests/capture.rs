@@ -10,26 +10,11 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use common::{open_dir, open_program as program};
 use rea::capture::{Capture, CaptureError, ExitReason, Scenario};
 use serde_json::json;
 
 const REA: &str = env!("CARGO_BIN_EXE_rea");
-
-/// A scratch directory the unprivileged target can enter, run from and
-/// write to (a tempdir is 0700 and the target runs as nobody).
-fn open_dir() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777))
-        .expect("chmod dir");
-    dir
-}
-
-/// Compiles `source` into `dir/name`, executable by everyone.
-fn program(dir: &Path, name: &str, source: &str) -> Option<PathBuf> {
-    let exe = common::compile_c(dir, name, &[(&format!("{name}.c"), source)])?;
-    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).expect("chmod exe");
-    Some(exe)
-}
 
 fn scenario(exe: &Path, dir: &Path, extra: serde_json::Value) -> Scenario {
     let mut base = json!({

@@ -145,7 +145,9 @@ async fn tools_list_is_fixed_and_unchanged_by_prompt_listing() {
             "compare_functions",
             "verify_reconstruction",
             "inspect_artifact",
-            "compare_artifacts"
+            "compare_artifacts",
+            "compare_process_captures",
+            "correlate_static_and_runtime"
         ]
     );
 }
