@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use super::*;
-use crate::tools::compare::captures::tests::{crashed, exited, mapping};
+use crate::capture::fixtures::{crashed, exited, mapping};
 
 fn segment(address: u64, file_offset: u64, file_size: u64) -> LayoutSegment {
     LayoutSegment {

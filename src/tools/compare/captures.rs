@@ -235,4 +235,4 @@ fn files_dimension(left: &Capture, right: &Capture) -> Value {
 
 #[cfg(test)]
 #[path = "captures_tests.rs"]
-pub(crate) mod tests;
+mod tests;
