@@ -48,6 +48,11 @@ fn capture(exe: &Path, dir: &Path) -> Capture {
 /// Records `capture` as `capture_process_scenario` Evidence, the way the
 /// capture tool does, and returns its evidence_id.
 fn record(server: &ReaServer, capture: &Capture) -> String {
+    record_result(server, serde_json::to_value(capture).expect("capture JSON"))
+}
+
+/// Records `result` as if it were a capture's.
+fn record_result(server: &ReaServer, result: Value) -> String {
     let draft = EvidenceDraft {
         operation: "capture_process_scenario".into(),
         subject: None,
@@ -57,7 +62,7 @@ fn record(server: &ReaServer, capture: &Capture) -> String {
             version: env!("CARGO_PKG_VERSION").into(),
         },
         parameters: json!({"question": "does it crash?"}),
-        result: serde_json::to_value(capture).expect("capture JSON"),
+        result,
         confidence: Confidence::Observed,
         limitations: Vec::new(),
         locations: Vec::new(),
@@ -152,6 +157,22 @@ async fn captures_compare_and_a_crash_correlates_to_its_function() {
     .await;
     assert!(wrong.1);
     assert_eq!(wrong.0["error"]["code"], "wrong_evidence_kind");
+    // Capture Evidence whose result breaks the capture invariants: refused.
+    let mut broken = serde_json::to_value(&first).expect("capture JSON");
+    broken["exit"]["code"] = json!(0);
+    let broken = record_result(&server, broken);
+    let invalid = call(
+        &client,
+        "compare_process_captures",
+        json!({"left_evidence_id": broken, "right_evidence_id": b}),
+    )
+    .await;
+    assert!(invalid.1);
+    assert_eq!(
+        invalid.0["error"]["code"], "invalid_evidence",
+        "{}",
+        invalid.0
+    );
 
     // The crash, tied to crash_here and its caller main.
     let correlated = call(
