@@ -146,7 +146,9 @@ async fn tools_list_is_fixed_and_unchanged_by_prompt_listing() {
             "verify_reconstruction",
             "inspect_artifact",
             "compare_artifacts",
-            "capture_process_scenario"
+            "capture_process_scenario",
+            "compare_process_captures",
+            "correlate_static_and_runtime"
         ]
     );
 }

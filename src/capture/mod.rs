@@ -14,6 +14,8 @@
 pub mod error;
 #[cfg(unix)]
 pub mod files;
+#[cfg(test)]
+pub(crate) mod fixtures;
 #[cfg(target_os = "linux")]
 pub mod host;
 pub mod procfs;

@@ -628,68 +628,14 @@ mod tests {
         assert!(!message.contains("hunter2"), "{message}");
     }
 
-    fn stream(text: &str, total: u64) -> Stream {
-        use sha2::Digest;
-        Stream {
-            text: text.into(),
-            sha256: crate::session::evidence::hex(&sha2::Sha256::digest(text.as_bytes())),
-            stored_bytes: text.len() as u64,
-            total_bytes: total,
-            truncated: total > text.len() as u64,
-        }
-    }
+    use crate::capture::fixtures::stream;
 
     fn exited() -> Capture {
-        Capture {
-            schema_version: SCHEMA_VERSION,
-            exit: Exit {
-                code: Some(0),
-                signal: None,
-                signal_name: None,
-                reason: ExitReason::Exited,
-            },
-            crash: None,
-            stdout: stream("hi", 2),
-            stderr: stream("", 0),
-            timing: Timing {
-                wall_ms: 1,
-                user_ms: 0,
-                system_ms: 0,
-            },
-            max_rss_kib: 1,
-            host_peak_rss_kib: None,
-            processes_seen: 1,
-            files: FileChanges::default(),
-            cleanup: Cleanup {
-                verified: true,
-                survivors_killed: 0,
-            },
-            tracing: Tracing {
-                attached: true,
-                reason: None,
-            },
-            limitations: Vec::new(),
-        }
+        crate::capture::fixtures::exited(0, "hi")
     }
 
     fn crashed() -> Capture {
-        let mut c = exited();
-        c.exit = Exit {
-            code: None,
-            signal: Some(11),
-            signal_name: Some("SIGSEGV".into()),
-            reason: ExitReason::Signaled,
-        };
-        c.crash = Some(Crash {
-            signal: 11,
-            signal_name: "SIGSEGV".into(),
-            fault_address: Some("0x0".into()),
-            program_counter: Some("0x401000".into()),
-            module_map: Vec::new(),
-            module_map_truncated: false,
-            unknown_reason: None,
-        });
-        c
+        crate::capture::fixtures::crashed(Some(0x401000), Some(0), Vec::new())
     }
 
     #[test]

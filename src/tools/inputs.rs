@@ -504,3 +504,24 @@ pub struct CaptureProcessScenarioInput {
     #[serde(default)]
     pub approved: bool,
 }
+
+/// Input of `compare_process_captures`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CompareProcessCapturesInput {
+    /// The earlier run: the evidence_id of a `capture_process_scenario` result.
+    pub left_evidence_id: String,
+    /// The later run, the same way.
+    pub right_evidence_id: String,
+}
+
+/// Input of `correlate_static_and_runtime`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CorrelateStaticAndRuntimeInput {
+    /// The evidence_id of a `capture_process_scenario` result that crashed.
+    pub capture_evidence_id: String,
+    /// Document to map into (default: the current document).
+    #[serde(default)]
+    pub document: Option<String>,
+}

@@ -11,6 +11,7 @@ mod artifacts;
 mod capture;
 mod code;
 pub mod compare;
+mod correlate;
 mod errors;
 mod inputs;
 mod inventory;
@@ -78,6 +79,12 @@ pub fn input_schema(tool: ToolName) -> Arc<JsonObject> {
         ToolName::VerifyReconstruction => schema_for_type::<inputs::VerifyReconstructionInput>(),
         ToolName::InspectArtifact => schema_for_type::<inputs::InspectArtifactInput>(),
         ToolName::CompareArtifacts => schema_for_type::<inputs::CompareArtifactsInput>(),
+        ToolName::CompareProcessCaptures => {
+            schema_for_type::<inputs::CompareProcessCapturesInput>()
+        }
+        ToolName::CorrelateStaticAndRuntime => {
+            schema_for_type::<inputs::CorrelateStaticAndRuntimeInput>()
+        }
         ToolName::ListEvidence => schema_for_type::<inputs::ListEvidenceInput>(),
         ToolName::GetEvidence => schema_for_type::<inputs::GetEvidenceInput>(),
         ToolName::ExportEvidenceBundle => schema_for_type::<inputs::ExportEvidenceBundleInput>(),
@@ -222,6 +229,10 @@ pub fn call(
         ToolName::CompareArtifacts => {
             inputs::parse(arguments).and_then(|i| compare::artifacts::compare_artifacts(i, session))
         }
+        ToolName::CompareProcessCaptures => inputs::parse(arguments)
+            .and_then(|i| compare::captures::compare_process_captures(i, session)),
+        ToolName::CorrelateStaticAndRuntime => inputs::parse(arguments)
+            .and_then(|i| correlate::correlate_static_and_runtime(i, session, progress)),
         ToolName::ListEvidence => {
             inputs::parse(arguments).and_then(|i| records::list_evidence(i, session))
         }

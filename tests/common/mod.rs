@@ -199,6 +199,27 @@ pub fn compile_c_with(
     }
 }
 
+/// A scratch directory an unprivileged captured process can enter, run
+/// from and write to (a tempdir is 0700 and captures as root run as nobody).
+#[cfg(unix)]
+pub fn open_dir() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777))
+        .expect("chmod dir");
+    dir
+}
+
+/// Compiles `source` into `dir/name` (see [`compile_c`]), executable by
+/// everyone.
+#[cfg(unix)]
+pub fn open_program(dir: &Path, name: &str, source: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let exe = compile_c(dir, name, &[(&format!("{name}.c"), source)])?;
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).expect("chmod exe");
+    Some(exe)
+}
+
 /// A small ELF with known procedures: `first_procedure`, `unique_helper`,
 /// two static functions both named `duplicate`, and one whose symbol name
 /// carries a right-to-left override.
@@ -405,27 +426,6 @@ pub fn claim_verdicts(result: &Value) -> Vec<(&str, &str)> {
             )
         })
         .collect()
-}
-
-/// A scratch directory the unprivileged capture target can enter, run
-/// from and write to (a tempdir is 0700, and as root the target runs as
-/// nobody).
-#[cfg(unix)]
-pub fn open_dir() -> tempfile::TempDir {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777))
-        .expect("chmod dir");
-    dir
-}
-
-/// Compiles `source` into `dir/name`, executable by everyone.
-#[cfg(unix)]
-pub fn open_program(dir: &Path, name: &str, source: &str) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let exe = compile_c(dir, name, &[(&format!("{name}.c"), source)])?;
-    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).expect("chmod exe");
-    Some(exe)
 }
 
 /// Whether this test process runs as root (captures then need a user).

@@ -4,7 +4,7 @@
 //! Evidence.
 //!
 //! Every comparison result (the Evidence `result` of `compare_functions`,
-//! `compare_artifacts` and later `compare_process_captures`) is an object
+//! `compare_artifacts` and `compare_process_captures`) is an object
 //! with a top-level `"status"` and `"dimensions": {<name>: {"status": ..,
 //! ..}}`. [`read_comparison`] validates that shape, so
 //! `verify_reconstruction` reads any of them the same way.
@@ -476,6 +476,7 @@ pub fn read_comparison(evidence: &Evidence) -> Result<ComparisonView, Comparison
 }
 
 pub(crate) mod artifacts;
+pub(crate) mod captures;
 
 #[cfg(test)]
 mod tests;
