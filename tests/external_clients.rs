@@ -550,3 +550,125 @@ fn python_sdk_investigation_survives_a_new_server() {
     let heads = &b[7]["structuredContent"]["result"];
     assert_eq!(heads["total"], 1, "{heads}");
 }
+
+/// Issue 5's whole loop through a client that is not ours: with capture
+/// enabled for a test root, run a crashing program under limits, see the
+/// signal and the function it died in, compare two runs, and find nothing
+/// it started still running; its secret is in no answer and no bundle.
+#[test]
+fn python_sdk_captures_a_crash_and_ties_it_to_code() {
+    const SOURCE: &str = r#"
+#include <stdio.h>
+#include <stdlib.h>
+__attribute__((noinline)) void crash_here(volatile int *p) { *p = 42; }
+int main(void) {
+    printf("token=%s\n", getenv("API_TOKEN"));
+    fflush(stdout);
+    crash_here(0);
+    return 0;
+}
+"#;
+    const SECRET: &str = "s3cr3t-value-never-recorded";
+    let Some(python) = python() else { return };
+    let root = common::open_dir();
+    let Some(program) = common::open_program(root.path(), "crasher", SOURCE) else {
+        return;
+    };
+    let write_root = tempfile::tempdir().unwrap();
+    let bundle = write_root.path().join("capture.json");
+    let scenario = json!({
+        "executable": program,
+        "working_directory": root.path(),
+        "environment": [{"name": "API_TOKEN", "value": SECRET, "secret": true}],
+        "timeout_ms": 10000,
+        "limits": {"processes": 16, "output_bytes": 65536},
+        "question": "Does the program crash, and where?",
+        "approved": true,
+    });
+    let plan = json!([
+        {"op": "call", "tool": "binary_session", "arguments": {}},
+        {"op": "call", "tool": "capture_process_scenario", "arguments": scenario},
+        {"op": "call", "tool": "capture_process_scenario", "arguments": scenario},
+        {"op": "call", "tool": "compare_process_captures", "arguments": {
+            "left_evidence_id": "$1.structuredContent.evidence.evidence_id",
+            "right_evidence_id": "$2.structuredContent.evidence.evidence_id"}},
+        {"op": "call", "tool": "open_binary", "arguments": {"path": program}},
+        {"op": "call", "tool": "correlate_static_and_runtime", "arguments": {
+            "capture_evidence_id": "$1.structuredContent.evidence.evidence_id"}},
+        {"op": "complete", "prompt": "trace_crash", "argument": "capture_evidence_id", "value": "ev_"},
+        {"op": "call", "tool": "export_evidence_bundle", "arguments": {"path": bundle, "approved": true}},
+    ]);
+    let mut cmd = Command::new(&python);
+    cmd.arg(script("python_client.py"))
+        .args(["modern", REA, "mcp", "--enable-process-capture"])
+        .arg("--capture-executable-root")
+        .arg(root.path())
+        .arg("--capture-working-root")
+        .arg(root.path())
+        .arg("--write-root")
+        .arg(write_root.path());
+    if common::running_as_root() {
+        cmd.args(["--capture-user", "nobody"]);
+    }
+    let out = run(cmd, &plan);
+    let raw = out.to_string();
+    assert!(!raw.contains(SECRET), "the secret reached the client");
+    let r = out["results"].as_array().unwrap();
+    for (i, step) in r.iter().enumerate().filter(|(i, _)| *i != 6) {
+        assert_eq!(step["isError"], false, "step {i}: {step}");
+    }
+    assert_eq!(
+        r[0]["structuredContent"]["result"]["process_capture"]["enabled"],
+        true
+    );
+    let capture = &r[1]["structuredContent"]["result"];
+    assert_eq!(capture["exit"]["signal_name"], "SIGSEGV", "{capture}");
+    assert!(capture["crash"]["program_counter"].is_string(), "{capture}");
+    assert_eq!(capture["cleanup"]["verified"], true, "{capture}");
+    assert!(
+        capture["stdout"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("[redacted:API_TOKEN]")
+    );
+    let compared = &r[3]["structuredContent"]["result"];
+    assert_eq!(
+        compared["dimensions"]["exit"]["status"], "unchanged",
+        "{compared}"
+    );
+    assert_eq!(
+        compared["dimensions"]["signal"]["status"], "unchanged",
+        "{compared}"
+    );
+    let correlated = &r[5]["structuredContent"]["result"];
+    assert_eq!(correlated["status"], "correlated", "{correlated}");
+    assert_eq!(
+        correlated["derived"]["procedure"]["procedure"]["name"], "crash_here",
+        "{correlated}"
+    );
+    let offered = completion(&r[6]);
+    for step in [1, 2] {
+        let id = &r[step]["structuredContent"]["evidence"]["evidence_id"];
+        assert!(
+            offered["values"].as_array().unwrap().contains(id),
+            "capture {step} completes: {offered}"
+        );
+    }
+    let saved = std::fs::read_to_string(&bundle).expect("bundle written");
+    assert!(!saved.contains(SECRET), "the secret reached the bundle");
+    // Nothing the captures started is still running.
+    let program_path = program.canonicalize().unwrap();
+    let survivors: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+        })
+        .filter(|e| std::fs::read_link(e.path().join("exe")).is_ok_and(|exe| exe == program_path))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(survivors.is_empty(), "still running: {survivors:?}");
+}

@@ -12,6 +12,7 @@
 //! `changed`, `truncated` or `unknown`: a capture has no direction, so an
 //! addition or removal is simply a change.
 
+use crate::session::capture_records::CAPTURE_PROCESS_SCENARIO;
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
@@ -25,13 +26,10 @@ use crate::session::Session;
 use crate::tools::inputs::CompareProcessCapturesInput;
 use crate::tools::{HandlerResult, ToolError, ToolName};
 
-/// The Evidence operation of a process capture.
-pub const CAPTURE_OPERATION: &str = "capture_process_scenario";
-
 /// The capture held by the retained record `id` (named `field` in
 /// messages): the record must be capture Evidence whose result validates.
 pub(crate) fn read_capture(session: &Session, field: &str, id: &str) -> Result<Capture, ToolError> {
-    let evidence = fetch_operation(session, field, id, &[CAPTURE_OPERATION])?;
+    let evidence = fetch_operation(session, field, id, &[CAPTURE_PROCESS_SCENARIO])?;
     let invalid = |reason: String| {
         ToolError::new(
             "invalid_evidence",
