@@ -63,7 +63,13 @@ fn node_modules() -> Option<PathBuf> {
     }
 }
 
-fn run(mut cmd: Command, plan: &Value) -> Value {
+fn run(cmd: Command, plan: &Value) -> Value {
+    run_with_stderr(cmd, plan).0
+}
+
+/// [`run`], also returning what the client and the server it started wrote
+/// to stderr (the SDK passes the server's stderr through).
+fn run_with_stderr(mut cmd: Command, plan: &Value) -> (Value, String) {
     let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -83,12 +89,13 @@ fn run(mut cmd: Command, plan: &Value) -> Value {
         String::from_utf8_lossy(&out.stderr),
         String::from_utf8_lossy(&out.stdout)
     );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+    let value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "client output is not JSON ({e}): {}",
             String::from_utf8_lossy(&out.stdout)
         )
-    })
+    });
+    (value, String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
 fn script(name: &str) -> PathBuf {
@@ -598,9 +605,18 @@ int main(void) {
         {"op": "complete", "prompt": "trace_crash", "argument": "capture_evidence_id", "value": "ev_"},
         {"op": "call", "tool": "export_evidence_bundle", "arguments": {"path": bundle, "approved": true}},
     ]);
+    // The server logs at trace level (through `env`, since the SDK starts
+    // servers with a minimal environment); its stderr is searched below.
     let mut cmd = Command::new(&python);
     cmd.arg(script("python_client.py"))
-        .args(["modern", REA, "mcp", "--enable-process-capture"])
+        .args([
+            "modern",
+            "env",
+            "REA_LOG=trace",
+            REA,
+            "mcp",
+            "--enable-process-capture",
+        ])
         .arg("--capture-executable-root")
         .arg(root.path())
         .arg("--capture-working-root")
@@ -610,9 +626,21 @@ int main(void) {
     if common::running_as_root() {
         cmd.args(["--capture-user", "nobody"]);
     }
-    let out = run(cmd, &plan);
+    let (out, stderr) = run_with_stderr(cmd, &plan);
     let raw = out.to_string();
     assert!(!raw.contains(SECRET), "the secret reached the client");
+    assert!(
+        stderr.contains("TRACE"),
+        "trace logging was on: {}",
+        &stderr[..stderr.len().min(2000)]
+    );
+    if let Some(at) = stderr.find(SECRET) {
+        let start = stderr[..at].rfind('\n').unwrap_or(0);
+        panic!(
+            "the secret reached the logs: {}",
+            &stderr[start..(at + 200).min(stderr.len())]
+        );
+    }
     let r = out["results"].as_array().unwrap();
     for (i, step) in r.iter().enumerate().filter(|(i, _)| *i != 6) {
         assert_eq!(step["isError"], false, "step {i}: {step}");
