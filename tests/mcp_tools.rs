@@ -355,3 +355,25 @@ async fn binary_session_reports_the_process_capture_policy() {
         json!([dir.path().canonicalize().unwrap()])
     );
 }
+
+#[tokio::test]
+async fn a_huge_unknown_tool_name_is_refused_briefly() {
+    use rmcp::model::CallToolRequestParams;
+    let (client, _, _) = connect(Era::Legacy).await;
+    let name = "x".repeat(1 << 20);
+    let err = client
+        .call_tool(CallToolRequestParams::new(name))
+        .await
+        .expect_err("an unknown tool is a protocol error");
+    let message = err.to_string();
+    assert!(
+        message.contains("unknown tool"),
+        "{}",
+        &message[..message.len().min(300)]
+    );
+    assert!(
+        message.len() < 4_000,
+        "the name is quoted in part: {} bytes",
+        message.len()
+    );
+}

@@ -1,6 +1,7 @@
 //! `ServerHandler` glue. Every method validates its input, delegates to the
 //! catalog, completion or tools, and maps typed errors onto MCP.
 
+use crate::session::evidence::{EXCERPT_CHARS, excerpt};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -123,6 +124,7 @@ impl ServerHandler for ReaServer {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        tracing::debug!(connection = self.connection, "client initialized");
         if !self.registered.swap(true, Ordering::AcqRel) {
             self.hub
                 .register_legacy(self.connection, context.peer.clone());
@@ -135,6 +137,7 @@ impl ServerHandler for ReaServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         self.note_peer(&context);
+        tracing::debug!(connection = self.connection, "prompts/list");
         let catalog = self.hub.catalog();
         let prompts = catalog
             .specs()
@@ -258,12 +261,18 @@ impl ServerHandler for ReaServer {
             ErrorData::invalid_params(
                 format!(
                     "unknown tool `{}`{}; tools/list shows the available tools",
-                    request.name,
+                    excerpt(&request.name, EXCERPT_CHARS),
                     suggest::hint(&request.name, ToolName::ALL.iter().map(|t| t.as_str()))
                 ),
                 None,
             )
         })?;
+        // The tool's name only: arguments may hold secret values.
+        tracing::debug!(
+            connection = self.connection,
+            tool = tool.as_str(),
+            "tools/call"
+        );
         let arguments = request.arguments.unwrap_or_default();
         let session = self.session.clone();
         let (progress, forwarder) = progress_forwarder(&context);
