@@ -8,7 +8,7 @@ mod common;
 use std::collections::HashMap;
 
 use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, CompletionContext, CompletionInfo, ProtocolVersion};
+use rmcp::model::{CompletionContext, CompletionInfo, ProtocolVersion};
 use rmcp::service::{ClientLifecycleMode, Peer, RoleClient, RunningService};
 use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
@@ -60,16 +60,7 @@ fn expected_version(era: common::Era) -> ProtocolVersion {
 }
 
 async fn call(peer: &Peer<RoleClient>, tool: &str, args: Value) -> (Value, bool) {
-    let result = peer
-        .call_tool(
-            CallToolRequestParams::new(tool.to_string()).with_arguments(common::object(args)),
-        )
-        .await
-        .unwrap_or_else(|e| panic!("tools/call {tool}: {e}"));
-    (
-        result.structured_content.clone().unwrap_or(Value::Null),
-        result.is_error.unwrap_or(false),
-    )
+    common::call_peer_with(peer, tool, args).await
 }
 
 async fn complete(

@@ -9,7 +9,7 @@ mod common;
 use std::path::Path;
 
 use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, CompletionInfo};
+use rmcp::model::CompletionInfo;
 use rmcp::service::{Peer, RoleClient, RunningService};
 use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
@@ -30,16 +30,7 @@ async fn server(args: &[&Path]) -> Client {
 }
 
 async fn call(peer: &Peer<RoleClient>, tool: &str, args: Value) -> (Value, bool) {
-    let result = peer
-        .call_tool(
-            CallToolRequestParams::new(tool.to_string()).with_arguments(common::object(args)),
-        )
-        .await
-        .unwrap_or_else(|e| panic!("tools/call {tool}: {e}"));
-    (
-        result.structured_content.clone().unwrap_or(Value::Null),
-        result.is_error.unwrap_or(false),
-    )
+    common::call_peer_with(peer, tool, args).await
 }
 
 /// The result of a call that must succeed.

@@ -5,13 +5,7 @@
 
 use rea::artifacts::{ArtifactFormat, Limits, inspect_bytes};
 
-const FORMATS: [ArtifactFormat; 5] = [
-    ArtifactFormat::File,
-    ArtifactFormat::Zip,
-    ArtifactFormat::Ar,
-    ArtifactFormat::Asar,
-    ArtifactFormat::UniversalMacho,
-];
+const FORMATS: [ArtifactFormat; 5] = ArtifactFormat::IN_MEMORY;
 
 pub fn exercise(data: &[u8]) {
     let limits = Limits {

@@ -12,6 +12,7 @@
 //! before parsing) and entry count. Offsets are returned as read; the
 //! caller checks them against the archive's length.
 
+use crate::session::canonical::nests_deeper_than;
 use serde_json::Value;
 
 /// Largest header accepted.
@@ -160,28 +161,8 @@ pub fn read_header(bytes: &[u8], max_entries: usize) -> Result<AsarHeader, AsarE
 
 /// Maximum bracket depth outside strings, without parsing.
 fn check_nesting(json: &[u8]) -> Result<(), AsarError> {
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
-    for &b in json {
-        if in_string {
-            match (escaped, b) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'{' | b'[' => {
-                depth += 1;
-                if depth > MAX_NESTING {
-                    return Err(AsarError::TooDeep);
-                }
-            }
-            b'}' | b']' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
+    if nests_deeper_than(json, MAX_NESTING) {
+        return Err(AsarError::TooDeep);
     }
     Ok(())
 }

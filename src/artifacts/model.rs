@@ -49,6 +49,15 @@ pub enum ArtifactFormat {
 }
 
 impl ArtifactFormat {
+    /// The formats `inspect_bytes` reads (every one but a bundle directory).
+    pub const IN_MEMORY: [ArtifactFormat; 5] = [
+        ArtifactFormat::File,
+        ArtifactFormat::Zip,
+        ArtifactFormat::Ar,
+        ArtifactFormat::Asar,
+        ArtifactFormat::UniversalMacho,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             ArtifactFormat::File => "file",

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::admission::AdmissionError;
-use super::canonical::to_canonical;
+use super::canonical::{nests_deeper_than, to_canonical};
 use super::evidence::{EXCERPT_CHARS, Evidence, RecordError, excerpt, hex};
 use super::ledger::{Ledger, Recorded};
 use super::policy::write_atomically;
@@ -76,33 +76,13 @@ pub fn bundle_bytes(ledger: &Ledger) -> Result<String, SessionError> {
     to_canonical(&value).map_err(|e| SessionError::Evidence(e.to_string()))
 }
 
-/// Fails when `bytes` nests arrays and objects deeper than `max` (strings
-/// are skipped, escapes included), before any parser recurses into it.
+/// Fails when `bytes` nests arrays and objects deeper than `max`, before
+/// any parser recurses into it.
 fn check_depth(bytes: &[u8], max: usize) -> Result<(), BundleError> {
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
-    for &b in bytes {
-        if in_string {
-            match (escaped, b) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'[' | b'{' => {
-                depth += 1;
-                if depth > max {
-                    return Err(BundleError::Invalid(format!(
-                        "JSON nests deeper than {max} levels"
-                    )));
-                }
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
+    if nests_deeper_than(bytes, max) {
+        return Err(BundleError::Invalid(format!(
+            "JSON nests deeper than {max} levels"
+        )));
     }
     Ok(())
 }

@@ -64,6 +64,36 @@ fn write(value: &Value, out: &mut String) -> Result<(), CanonicalError> {
     Ok(())
 }
 
+/// Whether `json` nests arrays and objects deeper than `max` (outside
+/// strings, escapes included), found without parsing: checked before any
+/// recursive parser sees untrusted JSON.
+pub fn nests_deeper_than(json: &[u8], max: usize) -> bool {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in json {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > max {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -280,15 +280,22 @@ pub fn json_of<T: serde::Serialize>(v: &T) -> Value {
 
 /// `call` over a bare peer (for use inside spawned tasks).
 pub async fn call_peer(peer: &rmcp::service::Peer<RoleClient>, tool: &str) -> (Value, bool) {
+    call_peer_with(peer, tool, Value::Object(Map::new())).await
+}
+
+/// Calls `tool` with `args` on any peer (a child-process server, say) and
+/// returns its structured content and whether it failed.
+pub async fn call_peer_with(
+    peer: &rmcp::service::Peer<RoleClient>,
+    tool: &str,
+    args: Value,
+) -> (Value, bool) {
     let result = peer
-        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(Map::new()))
+        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(object(args)))
         .await
-        .expect("tools/call answers");
+        .unwrap_or_else(|e| panic!("tools/call {tool}: {e}"));
     (
-        result
-            .structured_content
-            .clone()
-            .expect("structured content"),
+        result.structured_content.clone().unwrap_or(Value::Null),
         result.is_error.unwrap_or(false),
     )
 }

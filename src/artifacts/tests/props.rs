@@ -2,13 +2,7 @@ use proptest::prelude::*;
 
 use super::*;
 
-const FORMATS: [ArtifactFormat; 5] = [
-    ArtifactFormat::File,
-    ArtifactFormat::Zip,
-    ArtifactFormat::Ar,
-    ArtifactFormat::Asar,
-    ArtifactFormat::UniversalMacho,
-];
+const FORMATS: [ArtifactFormat; 5] = ArtifactFormat::IN_MEMORY;
 
 fn check(bytes: &[u8]) {
     let limits = Limits {
