@@ -79,7 +79,82 @@ pub fn argument_name(value: &Value) -> Option<&str> {
 }
 
 /// The template context: every declared argument, present or absent.
+/// The reserved template variable holding [`SessionFacts`]; no argument may
+/// take this name.
+pub const SESSION_VARIABLE: &str = "session";
+
+/// Names of the facts about the live session a template may test as
+/// `session.<name>`, in bit order. They are booleans derived from the
+/// ledger (never values from it), so nothing the session holds can reach
+/// the text.
+pub const SESSION_FACTS: [&str; 2] = [
+    // Evidence of analyze_javascript_application is in the ledger.
+    "application_analysis_retained",
+    // Evidence of inspect_binary_layout is in the ledger.
+    "binary_layout_retained",
+];
+
+/// One value of every [`SESSION_FACTS`] entry (bit i = fact i). The
+/// default (all false) is what a request renders with when no session is
+/// at hand (`rea prompts render`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SessionFacts(u32);
+
+impl SessionFacts {
+    /// Facts from `(name, value)` pairs; unknown names are ignored.
+    pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, bool)>) -> SessionFacts {
+        let mut bits = 0;
+        for (name, value) in pairs {
+            if let Some(i) = SESSION_FACTS.iter().position(|f| *f == name)
+                && value
+            {
+                bits |= 1 << i;
+            }
+        }
+        SessionFacts(bits)
+    }
+
+    /// Every combination, for validation renders.
+    pub fn all() -> impl Iterator<Item = SessionFacts> {
+        (0u32..(1 << SESSION_FACTS.len())).map(SessionFacts)
+    }
+
+    pub fn get(self, name: &str) -> bool {
+        SESSION_FACTS
+            .iter()
+            .position(|f| *f == name)
+            .is_some_and(|i| self.0 & (1 << i) != 0)
+    }
+
+    fn value(self) -> Value {
+        let map: std::collections::BTreeMap<String, Value> = SESSION_FACTS
+            .iter()
+            .map(|f| (f.to_string(), Value::from(self.get(f))))
+            .collect();
+        Value::from(map)
+    }
+}
+
+/// The render context: the declared arguments (see [`ArgValue`] and
+/// [`AbsentArg`]) and the session facts.
+pub fn render_context<'a, I>(arguments: I, session: SessionFacts) -> Value
+where
+    I: IntoIterator<Item = (&'a str, Option<&'a str>)>,
+{
+    let mut map = arguments_map(arguments);
+    map.insert(SESSION_VARIABLE.to_string(), session.value());
+    Value::from(map)
+}
+
+/// The context of a template that tests no session fact.
 pub fn arguments_context<'a, I>(arguments: I) -> Value
+where
+    I: IntoIterator<Item = (&'a str, Option<&'a str>)>,
+{
+    render_context(arguments, SessionFacts::default())
+}
+
+fn arguments_map<'a, I>(arguments: I) -> std::collections::BTreeMap<String, Value>
 where
     I: IntoIterator<Item = (&'a str, Option<&'a str>)>,
 {
@@ -98,7 +173,7 @@ where
             (name.to_string(), object)
         })
         .collect();
-    Value::from(map)
+    map
 }
 
 fn invalid(message: String) -> Error {
@@ -202,4 +277,33 @@ pub fn environment(tools: Arc<BTreeSet<String>>, log: Option<CitationLog>) -> En
         },
     );
     env
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn render(template: &str, session: SessionFacts) -> Result<String, Error> {
+        let mut env = environment(Arc::new(BTreeSet::new()), None);
+        env.add_template_owned("t".to_string(), template.to_string())?;
+        env.get_template("t")?
+            .render(render_context([("feature", Some("x"))], session))
+    }
+
+    #[test]
+    fn session_facts_are_booleans_templates_can_test() {
+        let t = "{% if session.application_analysis_retained %}view{% else %}analyze{% endif %}";
+        assert_eq!(render(t, SessionFacts::default()).unwrap(), "analyze");
+        let retained = SessionFacts::from_pairs([("application_analysis_retained", true)]);
+        assert_eq!(render(t, retained).unwrap(), "view");
+        assert!(retained.get("application_analysis_retained"));
+        assert!(!retained.get("binary_layout_retained"));
+        assert_eq!(SessionFacts::all().count(), 1 << SESSION_FACTS.len());
+    }
+
+    #[test]
+    fn an_unknown_session_fact_is_an_error() {
+        let t = "{% if session.analysis_retained %}x{% endif %}";
+        assert!(render(t, SessionFacts::default()).is_err());
+    }
 }

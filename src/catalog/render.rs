@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use minijinja::Environment;
 
-use super::engine;
+use super::engine::{self, SessionFacts};
 use super::fence;
 use super::generated::prompts::{EMBEDDED_FILES, PromptArguments, PromptName};
 use super::spec::{CatalogOrder, PromptSpec};
@@ -108,14 +108,24 @@ impl LoadedCatalog {
             .unwrap_or_default()
     }
 
-    /// Renders a prompt. Pure: reads only the catalog and the arguments.
+    /// Renders a prompt with no session at hand (every session fact false).
     pub fn render(&self, arguments: &PromptArguments) -> Result<String, minijinja::Error> {
+        self.render_in(arguments, SessionFacts::default())
+    }
+
+    /// Renders a prompt. Pure: reads only the catalog, the arguments and
+    /// the session facts the caller derived (booleans, never values).
+    pub fn render_in(
+        &self,
+        arguments: &PromptArguments,
+        session: SessionFacts,
+    ) -> Result<String, minijinja::Error> {
         let name = arguments.prompt();
         let prompt = self.catalog.get(name.as_str()).ok_or_else(|| {
             minijinja::Error::new(minijinja::ErrorKind::TemplateNotFound, name.as_str())
         })?;
         let values = arguments.values();
-        let context = engine::arguments_context(values.iter().copied());
+        let context = engine::render_context(values.iter().copied(), session);
         let body = self
             .env
             .get_template(&prompt.template_name)?

@@ -445,6 +445,15 @@ fn validate_prompt(
                 ),
             ));
         }
+        if arg.name == engine::SESSION_VARIABLE {
+            diags.push(at(
+                loc.name.span(),
+                format!(
+                    "argument name `{}` is reserved for session facts; choose another name",
+                    arg.name
+                ),
+            ));
+        }
         if !arg_names.insert(arg.name.clone()) {
             diags.push(at(
                 loc.name.span(),
@@ -515,7 +524,8 @@ fn validate_prompt(
     };
 
     for name in compiled.undeclared_variables(false) {
-        if name == "tool" || declared.contains(&name.as_str()) {
+        if name == "tool" || name == engine::SESSION_VARIABLE || declared.contains(&name.as_str())
+        {
             continue;
         }
         let offset = find_in_tags(&template.text, &name).unwrap_or(0);
@@ -539,8 +549,14 @@ fn validate_prompt(
                     .is_some_and(|i| mask & (1 << i) != 0);
             (a.name.as_str(), present.then_some("example value"))
         });
-        if let Err(e) = compiled.render(engine::arguments_context(args)) {
-            diags.push(template_diag(template, &e));
+        let args: Vec<_> = args.collect();
+        // Every session state too, so a typo in `session.<fact>` (strict
+        // undefined) and every citation behind a fact are seen.
+        for session in engine::SessionFacts::all() {
+            if let Err(e) = compiled.render(engine::render_context(args.iter().copied(), session)) {
+                diags.push(template_diag(template, &e));
+                break;
+            }
         }
     }
 

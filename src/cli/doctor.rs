@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use rea::artifacts::{self, ArtifactFormat};
 use rea::catalog::render::LoadedCatalog;
 use rea::providers::native::NativeImage;
-use rea::session::{DEEP_PROVIDERS, DeepProviders, ReadRoots, admission};
+use rea::session::{AvailableAction, DEEP_PROVIDERS, DeepProviders, ReadRoots, admission};
 use rea::tools::ToolName;
 
 use super::CliError;
@@ -86,15 +86,23 @@ fn target_check(target: &Path, read_roots: &[PathBuf]) -> Check {
     let root = admitted.bundle.as_deref().unwrap_or(&admitted.file);
     match artifacts::sniff(root) {
         Ok(Some(format @ (ArtifactFormat::Zip | ArtifactFormat::Ar | ArtifactFormat::Asar))) => {
+            let mut detail = format!(
+                "{} ({} archive): opens as an artifact for inspect_artifact; it has no code \
+                 documents",
+                target.display(),
+                format.as_str()
+            );
+            if format == ArtifactFormat::Asar {
+                let action = AvailableAction::analyze_javascript(&target.display().to_string());
+                detail.push_str(&format!(
+                    "; its application graph: {} (input_path) or `{}`",
+                    action.tool, action.cli
+                ));
+            }
             return Check {
                 name: "target",
                 ok: true,
-                detail: format!(
-                    "{} ({} archive): opens as an artifact for inspect_artifact; it has no code \
-                     documents",
-                    target.display(),
-                    format.as_str()
-                ),
+                detail,
                 remediation: None,
             };
         }

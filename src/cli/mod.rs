@@ -1,7 +1,10 @@
 //! Command-line interface. Each subcommand mirrors an MCP surface so people
 //! and CI can use what agents use: `prompts` (list/get/lint), `doctor`,
-//! `procedures` (the twin of `list_procedures`), and `mcp` itself.
+//! `procedures` (the twin of `list_procedures`), `analyze` (the twin of
+//! `analyze_javascript_application`), and `mcp` itself.
 
+mod analyze;
+mod analyze_summary;
 mod capture_host;
 mod doctor;
 mod index;
@@ -78,6 +81,22 @@ enum Command {
         #[arg(long, value_name = "PATH")]
         target: Option<PathBuf>,
         /// Confine the target check to DIR (repeatable), as `rea mcp --read-root`.
+        #[arg(long = "read-root", value_name = "DIR")]
+        read_roots: Vec<PathBuf>,
+    },
+    /// Analyze a JavaScript/Electron application directory or .asar without
+    /// running it: entry points, windows and their security settings, IPC
+    /// channels, exposed APIs, native modules, unknowns.
+    Analyze {
+        /// The application directory (e.g. resources/app) or .asar archive.
+        path: PathBuf,
+        /// Print the whole analysis as one JSON object instead of a summary.
+        #[arg(long)]
+        json: bool,
+        /// Read source maps named by minified files (off by default).
+        #[arg(long)]
+        read_source_maps: bool,
+        /// Confine the path to DIR (repeatable), as `rea mcp --read-root`.
         #[arg(long = "read-root", value_name = "DIR")]
         read_roots: Vec<PathBuf>,
     },
@@ -180,6 +199,17 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
             PromptsCommand::Lint { dir, format } => prompts::lint(&dir, format),
         },
         Command::Doctor { target, read_roots } => doctor::run(target.as_deref(), &read_roots),
+        Command::Analyze {
+            path,
+            json,
+            read_source_maps,
+            read_roots,
+        } => analyze::run(analyze::AnalyzeArgs {
+            path: &path,
+            read_roots: &read_roots,
+            json,
+            read_source_maps,
+        }),
         Command::Index { file, document } => index::run(&file, document.as_deref()),
         Command::Procedures {
             file,

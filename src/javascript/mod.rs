@@ -12,11 +12,13 @@
 //! packages and built-ins → `build` joins the facts into content-addressed
 //! nodes and edges and derives findings.
 
+mod detect;
 pub mod facts;
 pub mod model;
 
 use std::path::Path;
 
+pub use detect::looks_like_application;
 pub use model::*;
 
 /// Progress reports for long analyses (the CLI draws a bar from them).

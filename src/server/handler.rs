@@ -16,6 +16,7 @@ use rmcp::service::{NotificationContext, RequestContext, RoleServer, Subscriptio
 use rmcp::{ErrorData, ServerHandler};
 
 use super::hub::Hub;
+use crate::catalog::engine::SessionFacts;
 use crate::catalog::generated::prompts::PromptName;
 use crate::catalog::spec::Effect;
 use crate::catalog::suggest;
@@ -177,8 +178,13 @@ impl ServerHandler for ReaServer {
                 None,
             )
         })?;
+        let session = self.session.clone();
+        // A running tool holds the session; wait for it off the reactor.
+        let facts = tokio::task::spawn_blocking(move || session_facts(&session))
+            .await
+            .map_err(|e| ErrorData::internal_error(format!("prompt task failed: {e}"), None))?;
         let catalog = self.hub.catalog();
-        let text = catalog.render(&parsed).map_err(|e| {
+        let text = catalog.render_in(&parsed, facts).map_err(|e| {
             ErrorData::internal_error(format!("rendering `{}` failed: {e}", name.as_str()), None)
         })?;
         let description = catalog
@@ -346,4 +352,26 @@ fn progress_forwarder(
         }
     });
     (Some(sender), Some(task))
+}
+
+/// What the prompts may know about the session: which kinds of Evidence
+/// the ledger retains (booleans only; see `catalog::engine::SESSION_FACTS`).
+fn session_facts(session: &Mutex<Session>) -> SessionFacts {
+    let session = session.lock().unwrap_or_else(|p| p.into_inner());
+    let retained = |operation: &str| {
+        session
+            .ledger()
+            .records()
+            .any(|e| e.body.operation == operation)
+    };
+    SessionFacts::from_pairs([
+        (
+            "application_analysis_retained",
+            retained("analyze_javascript_application"),
+        ),
+        (
+            "binary_layout_retained",
+            retained(ToolName::InspectBinaryLayout.as_str()),
+        ),
+    ])
 }

@@ -18,10 +18,13 @@ pub enum AdmissionError {
     NotFound { path: String, reason: String },
     #[error("{path} is outside the operator's read roots ({roots})")]
     OutsideReadRoots { path: String, roots: String },
-    #[error("{path} is a directory, not a binary target{}", match available_action { Some(a) => format!("; use {a} instead"), None => "; rea has no analysis for directories other than macOS .app bundles yet".to_string() })]
+    #[error("{path} is a directory, not a binary target{}", match available_action {
+        Some(a) => format!("; it looks like a JavaScript application: analyze it with {} (input_path) or `{}`", a.tool, a.cli),
+        None => "; no analysis applies to it: it is neither a macOS .app bundle nor a JavaScript application (no package.json, JavaScript, HTML or .asar file near its top)".to_string(),
+    })]
     NotABinaryTarget {
         path: String,
-        available_action: Option<String>,
+        available_action: Option<AvailableAction>,
     },
     #[error("{path} is not a usable .app bundle: {reason}")]
     InvalidBundle { path: String, reason: String },
@@ -52,8 +55,11 @@ impl AdmissionError {
                 "Choose a file under one of the read roots, or ask the operator to add a --read-root.".into()
             }
             AdmissionError::NotABinaryTarget { available_action, .. } => match available_action {
-                Some(a) => format!("Call {a} with this directory."),
-                None => "Open an executable file or a macOS .app bundle.".into(),
+                Some(a) => format!(
+                    "Call {} with input_path set to this directory (no open_binary needed), or run `{}`.",
+                    a.tool, a.cli
+                ),
+                None => "Open an executable file, an archive or a macOS .app bundle.".into(),
             },
             AdmissionError::InvalidBundle { .. } => {
                 "Open the executable inside Contents/MacOS directly, or repair the bundle's Info.plist.".into()
@@ -61,6 +67,56 @@ impl AdmissionError {
             AdmissionError::NotARegularFile { .. } => "Open a regular file.".into(),
             AdmissionError::BadReadRoot { .. } => "Pass existing directories to --read-root.".into(),
         }
+    }
+
+    /// Structured detail a client can act on: the analysis that does apply.
+    pub fn data(&self) -> Option<serde_json::Value> {
+        match self {
+            AdmissionError::NotABinaryTarget {
+                available_action, ..
+            } => Some(serde_json::json!({ "available_action": available_action })),
+            _ => None,
+        }
+    }
+}
+
+/// An analysis that applies where `open_binary` does not: the tool, its
+/// arguments and the equivalent command line.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct AvailableAction {
+    pub tool: &'static str,
+    pub arguments: AvailableArguments,
+    pub cli: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct AvailableArguments {
+    pub input_path: String,
+}
+
+impl AvailableAction {
+    /// `analyze_javascript_application` on `path` (shown as requested).
+    pub fn analyze_javascript(path: &str) -> AvailableAction {
+        AvailableAction {
+            tool: "analyze_javascript_application",
+            arguments: AvailableArguments {
+                input_path: path.to_owned(),
+            },
+            cli: format!("rea analyze {}", shell_quoted(path)),
+        }
+    }
+}
+
+/// `path` as one POSIX shell word (quoted only when it needs to be).
+fn shell_quoted(path: &str) -> String {
+    let plain = !path.is_empty()
+        && path
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:@,".contains(c));
+    if plain {
+        path.to_owned()
+    } else {
+        format!("'{}'", path.replace('\'', "'\\''"))
     }
 }
 
@@ -140,9 +196,11 @@ pub fn admit(path: &Path, roots: &ReadRoots) -> Result<AdmittedTarget, Admission
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("app"));
         if !is_app {
+            let available_action = crate::javascript::looks_like_application(&real)
+                .then(|| AvailableAction::analyze_javascript(&shown));
             return Err(AdmissionError::NotABinaryTarget {
                 path: shown,
-                available_action: None,
+                available_action,
             });
         }
         let file = bundle_executable(&real, &shown, roots)?;
@@ -274,6 +332,32 @@ mod tests {
         let err = admit(dir.path(), &ReadRoots::default()).unwrap_err();
         assert_eq!(err.code(), "not_a_binary_target");
         assert!(err.remediation().contains(".app"));
+        assert!(err.to_string().contains("no analysis applies"), "{err}");
+        assert_eq!(err.data().unwrap()["available_action"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn javascript_directories_name_the_analysis_that_applies() {
+        let dir = tempfile::tempdir().unwrap();
+        let app = dir.path().join("my app");
+        std::fs::create_dir(&app).unwrap();
+        std::fs::write(app.join("package.json"), r#"{"main":"main.js"}"#).unwrap();
+        let err = admit(&app, &ReadRoots::default()).unwrap_err();
+        assert_eq!(err.code(), "not_a_binary_target");
+        let shown = app.display().to_string();
+        let action = &err.data().unwrap()["available_action"];
+        assert_eq!(action["tool"], "analyze_javascript_application");
+        assert_eq!(action["arguments"]["input_path"], shown.as_str());
+        assert_eq!(action["cli"], format!("rea analyze '{shown}'"));
+        assert!(err.remediation().contains("analyze_javascript_application"));
+        assert!(err.to_string().contains("rea analyze"), "{err}");
+    }
+
+    #[test]
+    fn shell_quoting_keeps_one_word() {
+        assert_eq!(shell_quoted("/a/b-c_d.e"), "/a/b-c_d.e");
+        assert_eq!(shell_quoted("/a b"), "'/a b'");
+        assert_eq!(shell_quoted("/it's"), "'/it'\\''s'");
     }
 
     #[test]

@@ -31,7 +31,7 @@ use crate::providers::native::{Extents, FunctionError, NativeImage};
 use crate::providers::radare2::{Radare2Error, Radare2Session};
 use crate::providers::{Inventory, NATIVE_PROVIDER_ID, ProviderError};
 
-pub use admission::{AdmissionError, AdmittedTarget, ReadRoots};
+pub use admission::{AdmissionError, AdmittedTarget, AvailableAction, ReadRoots};
 pub use artifact_target::ArtifactTarget;
 pub use bundle::{BundleError, ExportSummary, ImportSummary};
 pub use capture_policy::{CapturePolicy, CapturePolicyError, CaptureSettings};

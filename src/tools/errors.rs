@@ -77,7 +77,13 @@ impl From<SessionError> for ToolError {
                  so open one of its binaries as a file in its own right.",
             ),
             SessionError::Artifact(a) => a.into(),
-            SessionError::Admission(a) => ToolError::new(a.code(), message, a.remediation()),
+            SessionError::Admission(a) => {
+                let error = ToolError::new(a.code(), message, a.remediation());
+                match a.data() {
+                    Some(data) => error.with_data(data),
+                    None => error,
+                }
+            }
             SessionError::Provider(p) => provider_error(p, message),
             SessionError::Function(FunctionError::Provider(p)) => provider_error(p, message),
             SessionError::Function(FunctionError::NotAProcedure(_)) => ToolError::new(

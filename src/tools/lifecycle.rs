@@ -11,8 +11,9 @@ use super::{CATALOG, HandlerResult, ToolName, availability};
 use crate::session::ledger::{MAX_BYTES, MAX_RECORDS};
 use std::sync::Arc;
 
+use crate::artifacts::ArtifactFormat;
 use crate::session::{
-    ActiveTarget, ArtifactTarget, Confidence, EvidenceDraft, Location, Session, native_identity,
+    ActiveTarget, ArtifactTarget, AvailableAction, Confidence, EvidenceDraft, Location, Session, native_identity,
 };
 
 /// Session status. Reads state only and records no Evidence, so calling it
@@ -161,6 +162,12 @@ fn open_archive_result(
     result["artifact_format"] = json!(artifact.format.as_str());
     result["current_document"] = Value::Null;
     result["next"] = json!("inspect_artifact");
+    // An Electron archive also has an application graph; the analysis reads
+    // the archive itself, so it needs no open target.
+    result["available_actions"] = match artifact.format {
+        ArtifactFormat::Asar => json!([AvailableAction::analyze_javascript(&artifact.display)]),
+        _ => json!([]),
+    };
     Ok((result, Some(evidence)))
 }
 

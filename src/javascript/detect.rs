@@ -1,0 +1,90 @@
+//! Is this directory something `analyze_javascript_application` can read?
+//! Routing asks before it names the action in a `not_a_binary_target`
+//! error, so the check is cheap and bounded: it never follows symlinks,
+//! looks at most [`MAX_ENTRIES`] entries and [`MAX_LEVELS`] levels deep.
+
+use std::path::Path;
+
+/// Most directory entries examined.
+const MAX_ENTRIES: usize = 2000;
+/// The root and its children (an app's sources sit near its package.json).
+const MAX_LEVELS: usize = 2;
+
+/// Source and page extensions that make a directory worth analysing.
+const APPLICATION_EXTENSIONS: [&str; 9] = [
+    "js", "mjs", "cjs", "ts", "tsx", "jsx", "html", "htm", "asar",
+];
+
+/// True when `dir` holds a `package.json` at its root, or a JavaScript,
+/// TypeScript, HTML or `.asar` file within its first two levels.
+pub fn looks_like_application(dir: &Path) -> bool {
+    if std::fs::symlink_metadata(dir.join("package.json")).is_ok_and(|m| m.is_file()) {
+        return true;
+    }
+    let mut budget = MAX_ENTRIES;
+    let mut level = vec![dir.to_path_buf()];
+    for _ in 0..MAX_LEVELS {
+        let mut next = Vec::new();
+        for d in level {
+            let Ok(entries) = std::fs::read_dir(&d) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                if budget == 0 {
+                    return false;
+                }
+                budget -= 1;
+                let Ok(kind) = entry.file_type() else {
+                    continue;
+                };
+                let path = entry.path();
+                if kind.is_dir() {
+                    next.push(path);
+                } else if kind.is_file() && has_application_extension(&path) {
+                    return true;
+                }
+            }
+        }
+        level = next;
+    }
+    false
+}
+
+fn has_application_extension(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| APPLICATION_EXTENSIONS.iter().any(|x| e.eq_ignore_ascii_case(x)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn package_json_or_nearby_sources_make_an_application() {
+        let d = tempfile::tempdir().unwrap();
+        assert!(!looks_like_application(d.path()));
+        std::fs::write(d.path().join("README.md"), "x").unwrap();
+        assert!(!looks_like_application(d.path()));
+        std::fs::create_dir(d.path().join("src")).unwrap();
+        std::fs::write(d.path().join("src/index.js"), "x").unwrap();
+        assert!(looks_like_application(d.path()));
+
+        let p = tempfile::tempdir().unwrap();
+        std::fs::write(p.path().join("package.json"), "{}").unwrap();
+        assert!(looks_like_application(p.path()));
+    }
+
+    #[test]
+    fn deep_sources_and_symlinks_do_not_count() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("a/b")).unwrap();
+        std::fs::write(d.path().join("a/b/deep.js"), "x").unwrap();
+        assert!(!looks_like_application(d.path()));
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::fs::write(elsewhere.path().join("main.js"), "x").unwrap();
+        std::os::unix::fs::symlink(elsewhere.path().join("main.js"), d.path().join("main.js"))
+            .unwrap();
+        assert!(!looks_like_application(d.path()));
+    }
+}
