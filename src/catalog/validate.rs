@@ -524,8 +524,7 @@ fn validate_prompt(
     };
 
     for name in compiled.undeclared_variables(false) {
-        if name == "tool" || name == engine::SESSION_VARIABLE || declared.contains(&name.as_str())
-        {
+        if name == "tool" || name == engine::SESSION_VARIABLE || declared.contains(&name.as_str()) {
             continue;
         }
         let offset = find_in_tags(&template.text, &name).unwrap_or(0);

@@ -20,7 +20,13 @@ pub fn write_summary(out: &mut impl Write, a: &Analysis, shown_path: &str) -> io
     entry_points(out, a)?;
     windows(out, a, &nodes)?;
     channels(out, a, &nodes)?;
-    named_list(out, a, NodeKind::ExposedApi, "Exposed APIs (contextBridge)", "members")?;
+    named_list(
+        out,
+        a,
+        NodeKind::ExposedApi,
+        "Exposed APIs (contextBridge)",
+        "members",
+    )?;
     native_modules(out, a)?;
     named_list(out, a, NodeKind::Protocol, "Custom protocols", "methods")?;
     observations(out, a)?;
@@ -33,7 +39,14 @@ fn header(out: &mut impl Write, a: &Analysis, shown_path: &str) -> io::Result<()
         .and_then(|p| p.product_name.as_deref().or(p.name.as_deref()))
         .unwrap_or("(no package.json name)");
     let version = package.and_then(|p| p.version.as_deref()).unwrap_or("?");
-    writeln!(out, "{} {} — {} ({})", safe(name), safe(version), safe(shown_path), a.format.as_str())?;
+    writeln!(
+        out,
+        "{} {} — {} ({})",
+        safe(name),
+        safe(version),
+        safe(shown_path),
+        a.format.as_str()
+    )?;
     writeln!(out, "analysis {}", a.analysis_id)?;
     let unresolved = a.statistics.unresolved_edges;
     writeln!(
@@ -71,7 +84,12 @@ fn entry_points(out: &mut impl Write, a: &Analysis) -> io::Result<()> {
     section(out, "Entry points", a.entry_points.len())?;
     for e in a.entry_points.iter().take(ROWS) {
         let kind = serde_json::to_value(e.kind).unwrap_or(Value::Null);
-        writeln!(out, "  {:<14} {}", kind.as_str().unwrap_or("?"), safe(&e.path))?;
+        writeln!(
+            out,
+            "  {:<14} {}",
+            kind.as_str().unwrap_or("?"),
+            safe(&e.path)
+        )?;
     }
     more(out, a.entry_points.len())
 }
@@ -105,7 +123,10 @@ fn windows(out: &mut impl Write, a: &Analysis, nodes: &HashMap<&str, &Node>) -> 
             setting("context_isolation"),
             setting("sandbox")
         )?;
-        for (label, kind) in [("loads", EdgeKind::LoadsPage), ("preload", EdgeKind::Preload)] {
+        for (label, kind) in [
+            ("loads", EdgeKind::LoadsPage),
+            ("preload", EdgeKind::Preload),
+        ] {
             let t = targets(kind);
             if !t.is_empty() {
                 writeln!(out, "      {label}: {}", t.join(", "))?;
@@ -120,15 +141,22 @@ fn channels(out: &mut impl Write, a: &Analysis, nodes: &HashMap<&str, &Node>) ->
     section(out, "IPC channels", channels.len())?;
     let mut sites: BTreeMap<&str, Vec<&Edge>> = BTreeMap::new();
     for e in &a.edges {
-        if matches!(e.kind, EdgeKind::IpcHandle | EdgeKind::IpcSend | EdgeKind::IpcListen)
-            && let Some(to) = &e.to
+        if matches!(
+            e.kind,
+            EdgeKind::IpcHandle | EdgeKind::IpcSend | EdgeKind::IpcListen
+        ) && let Some(to) = &e.to
         {
             sites.entry(to.as_str()).or_default().push(e);
         }
     }
     for c in channels.iter().take(ROWS) {
         writeln!(out, "  {}", safe(&c.name))?;
-        for e in sites.get(c.node_id.as_str()).into_iter().flatten().take(ROWS) {
+        for e in sites
+            .get(c.node_id.as_str())
+            .into_iter()
+            .flatten()
+            .take(ROWS)
+        {
             let site = e.location.as_ref().map(at).unwrap_or_else(|| {
                 nodes
                     .get(e.from.as_str())
@@ -156,7 +184,11 @@ fn named_list(
     }
     section(out, title, items.len())?;
     for n in items.iter().take(ROWS) {
-        let list = n.attributes.get(attribute).map(render_value).unwrap_or_default();
+        let list = n
+            .attributes
+            .get(attribute)
+            .map(render_value)
+            .unwrap_or_default();
         writeln!(out, "  {} {} {list}", safe(&n.name), at(&n.location))?;
     }
     more(out, items.len())
@@ -164,7 +196,11 @@ fn named_list(
 
 fn native_modules(out: &mut impl Write, a: &Analysis) -> io::Result<()> {
     let items: Vec<&Node> = of_kind(a, NodeKind::NativeModule).collect();
-    section(out, "Native modules (open each with open_binary)", items.len())?;
+    section(
+        out,
+        "Native modules (open each with open_binary)",
+        items.len(),
+    )?;
     for n in items.iter().take(ROWS) {
         let attr = |k: &str| n.attributes.get(k).map(render_value).unwrap_or_default();
         writeln!(
@@ -230,7 +266,11 @@ fn section(out: &mut impl Write, title: &str, count: usize) -> io::Result<()> {
 
 fn more(out: &mut impl Write, total: usize) -> io::Result<()> {
     if total > ROWS {
-        writeln!(out, "  … and {} more (rea analyze --json has them all)", total - ROWS)?;
+        writeln!(
+            out,
+            "  … and {} more (rea analyze --json has them all)",
+            total - ROWS
+        )?;
     }
     Ok(())
 }

@@ -51,9 +51,11 @@ pub fn looks_like_application(dir: &Path) -> bool {
 }
 
 fn has_application_extension(path: &Path) -> bool {
-    path.extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| APPLICATION_EXTENSIONS.iter().any(|x| e.eq_ignore_ascii_case(x)))
+    path.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+        APPLICATION_EXTENSIONS
+            .iter()
+            .any(|x| e.eq_ignore_ascii_case(x))
+    })
 }
 
 #[cfg(test)]

@@ -333,7 +333,10 @@ mod tests {
         assert_eq!(err.code(), "not_a_binary_target");
         assert!(err.remediation().contains(".app"));
         assert!(err.to_string().contains("no analysis applies"), "{err}");
-        assert_eq!(err.data().unwrap()["available_action"], serde_json::Value::Null);
+        assert_eq!(
+            err.data().unwrap()["available_action"],
+            serde_json::Value::Null
+        );
     }
 
     #[test]

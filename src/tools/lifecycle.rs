@@ -13,7 +13,8 @@ use std::sync::Arc;
 
 use crate::artifacts::ArtifactFormat;
 use crate::session::{
-    ActiveTarget, ArtifactTarget, AvailableAction, Confidence, EvidenceDraft, Location, Session, native_identity,
+    ActiveTarget, ArtifactTarget, AvailableAction, Confidence, EvidenceDraft, Location, Session,
+    native_identity,
 };
 
 /// Session status. Reads state only and records no Evidence, so calling it

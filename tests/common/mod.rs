@@ -155,12 +155,13 @@ pub fn skip(reason: &str) {
     eprintln!("skipped: {reason}");
 }
 
-/// A pinned fixture from `tests/fixtures/fetch.sh`.
+/// A pinned fixture from `tests/fixtures/fetch.sh` (a file, or a whole
+/// package directory).
 pub fn fixture(name: &str) -> Option<PathBuf> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("target/fixtures")
         .join(name);
-    if path.is_file() {
+    if path.exists() {
         Some(path)
     } else {
         skip(&format!(
