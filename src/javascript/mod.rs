@@ -12,8 +12,11 @@
 //! packages and built-ins → `build` joins the facts into content-addressed
 //! nodes and edges and derives findings.
 
+pub mod extract;
 pub mod facts;
 pub mod model;
+
+pub use extract::extract;
 
 use std::path::Path;
 
