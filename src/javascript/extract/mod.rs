@@ -18,6 +18,8 @@ mod walker;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_robust;
 
 use oxc_allocator::Allocator;
 use oxc_ast_visit::Visit;

@@ -27,12 +27,21 @@ pub(crate) fn refuse(text: &str, typescript: bool) -> Option<String> {
     let mut scan = Scan {
         bytes: text.as_bytes(),
         at: 0,
-        frames: vec![Frame::new(Kind::Base)],
+        frames: vec![Frame::new(Kind::Base, true)],
         total: 0,
         expect_operand: true,
         operand_before_newline: false,
         boundary: false,
         typescript,
+        after_dot: false,
+        next_is_statement: true,
+        statement_start: true,
+        control_pending: false,
+        function_body_at: None,
+        after_close_paren: false,
+        after_arrow: false,
+        prev_close_paren: false,
+        prev_arrow: false,
     };
     scan.run().err()
 }
@@ -51,11 +60,19 @@ struct Frame {
     kind: Kind,
     /// Nesting operators in the current statement segment of this level.
     count: usize,
+    /// Whether a `/` right after this bracket's closer starts a regular
+    /// expression: after `if (...)` and after a block `{...}` it does,
+    /// after `(a)` or an object literal it divides.
+    regex_after: bool,
 }
 
 impl Frame {
-    fn new(kind: Kind) -> Frame {
-        Frame { kind, count: 0 }
+    fn new(kind: Kind, regex_after: bool) -> Frame {
+        Frame {
+            kind,
+            count: 0,
+            regex_after,
+        }
     }
 }
 
@@ -75,10 +92,38 @@ struct Scan<'t> {
     /// TypeScript: `<` always opens type arguments and `.` may nest
     /// namespace declarations (`namespace a.b.c {}` parses recursively).
     typescript: bool,
+    /// The last token was `.` or `?.`: the next word is a property name,
+    /// even `if` or `return` (it must not decide regex versus division).
+    after_dot: bool,
+    /// The next token starts a statement (set by block openers, control
+    /// headers, `else`/`do`/`try`/`finally`).
+    next_is_statement: bool,
+    /// The current token starts a statement.
+    statement_start: bool,
+    /// `if`/`while`/`for`/`with` was seen: the next `(` is a control header.
+    control_pending: bool,
+    /// Bracket depth at which a function or class expression's body opens.
+    function_body_at: Option<usize>,
+    /// The last token was `)` / `=>` (set by it, moved to `prev_*` at
+    /// the next token): a `{` after either opens a block.
+    after_close_paren: bool,
+    after_arrow: bool,
+    prev_close_paren: bool,
+    prev_arrow: bool,
 }
 
 /// Binary keywords: they continue an expression and nest nothing.
 const BINARY_WORDS: &[&[u8]] = &[b"in", b"instanceof", b"of", b"as", b"satisfies"];
+/// Nesting keywords that may also be identifiers.
+const CONTEXTUAL_WORDS: &[&[u8]] = &[
+    b"let",
+    b"async",
+    b"module",
+    b"namespace",
+    b"declare",
+    b"readonly",
+    b"unique",
+];
 /// Keywords that start a nested expression or statement.
 const NESTING_WORDS: &[&[u8]] = &[
     b"if",
@@ -149,7 +194,7 @@ impl Scan<'_> {
                 b'`' => {
                     self.token_start(true);
                     self.at += 1;
-                    self.push(Kind::TemplateText)?;
+                    self.push(Kind::TemplateText, false)?;
                 }
                 b'/' if self.expect_operand => {
                     self.token_start(false);
@@ -173,11 +218,16 @@ impl Scan<'_> {
     /// `continues` is true for `else`/`while` (the statement goes on) and
     /// for tokens that cannot start a statement after a newline.
     fn token_start(&mut self, continues: bool) {
-        if (self.boundary || self.operand_before_newline) && !continues {
+        let reset = (self.boundary || self.operand_before_newline) && !continues;
+        if reset {
             self.reset();
         }
+        self.statement_start = self.next_is_statement || reset;
+        self.next_is_statement = false;
         self.boundary = false;
         self.operand_before_newline = false;
+        self.prev_close_paren = std::mem::take(&mut self.after_close_paren);
+        self.prev_arrow = std::mem::take(&mut self.after_arrow);
     }
 
     fn reset(&mut self) {
@@ -225,19 +275,22 @@ impl Scan<'_> {
         Ok(())
     }
 
-    fn push(&mut self, kind: Kind) -> Result<(), String> {
-        self.frames.push(Frame::new(kind));
+    fn push(&mut self, kind: Kind, regex_after: bool) -> Result<(), String> {
+        self.frames.push(Frame::new(kind, regex_after));
         self.expect_operand = true;
         self.check()
     }
 
-    /// Closes the innermost bracket; a stray closer at the top level is ignored.
-    fn pop(&mut self) {
+    /// Closes the innermost bracket (a stray closer at the top level is
+    /// ignored) and returns whether a `/` after it starts a regex.
+    fn pop(&mut self) -> bool {
         if self.frames.len() > 1
             && let Some(frame) = self.frames.pop()
         {
             self.total -= frame.count;
+            return frame.regex_after;
         }
+        false
     }
 
     fn skip_line(&mut self) {
@@ -313,7 +366,7 @@ impl Scan<'_> {
                 }
                 b'$' if self.peek(1) == Some(b'{') => {
                     self.at += 2;
-                    return self.push(Kind::TemplateExpr);
+                    return self.push(Kind::TemplateExpr, false);
                 }
                 _ => self.at += 1,
             }
@@ -330,13 +383,30 @@ impl Scan<'_> {
             self.at += 1;
         }
         let word = &self.bytes[start..self.at];
+        if std::mem::take(&mut self.after_dot) {
+            // A property name, whatever it spells.
+            self.token_start(true);
+            self.operand_end();
+            return Ok(());
+        }
         let binary = BINARY_WORDS.contains(&word);
         let continues = binary || word == b"else" || word == b"while";
         self.token_start(continues);
         if binary {
             self.expect_operand = true;
         } else if NESTING_WORDS.contains(&word) {
-            self.expect_operand = true;
+            // Contextual keywords may be plain identifiers (`let / 2`), so
+            // they do not announce a regular expression; `await`/`yield`
+            // usually are operators.
+            self.expect_operand = !CONTEXTUAL_WORDS.contains(&word);
+            match word {
+                b"if" | b"while" | b"for" | b"with" => self.control_pending = true,
+                b"else" | b"do" | b"try" | b"finally" => self.next_is_statement = true,
+                b"function" | b"class" if !self.statement_start => {
+                    self.function_body_at = Some(self.frames.len());
+                }
+                _ => {}
+            }
             self.nest()?;
         } else {
             // Identifiers, numbers and operand keywords (`this`, `null`).
@@ -352,15 +422,34 @@ impl Scan<'_> {
         // every other punctuator continues the expression (no ASI).
         let continues = !matches!(b, b'{' | b'!' | b'~' | b'@' | b';');
         self.token_start(continues);
+        self.after_dot = false;
         match b {
-            b'(' | b'[' | b'{' => {
+            b'(' => {
                 self.at += 1;
-                self.push(Kind::Bracket)
+                let control = std::mem::take(&mut self.control_pending);
+                self.push(Kind::Bracket, control)
+            }
+            b'[' => {
+                self.at += 1;
+                self.push(Kind::Bracket, false)
+            }
+            b'{' => {
+                self.at += 1;
+                let mut block = self.statement_start || self.prev_close_paren || self.prev_arrow;
+                if self.function_body_at == Some(self.frames.len()) {
+                    // A function or class expression's body: an operand.
+                    self.function_body_at = None;
+                    block = false;
+                }
+                self.next_is_statement = block;
+                self.push(Kind::Bracket, block)
             }
             b')' | b']' => {
                 self.at += 1;
-                self.pop();
-                self.operand_end();
+                let control = self.pop();
+                self.expect_operand = control;
+                self.next_is_statement = control;
+                self.after_close_paren = b == b')';
                 Ok(())
             }
             b'}' => {
@@ -369,8 +458,8 @@ impl Scan<'_> {
                     .frames
                     .last()
                     .is_some_and(|f| f.kind == Kind::TemplateExpr);
-                self.pop();
-                self.operand_end();
+                let block = self.pop();
+                self.expect_operand = block;
                 if !template {
                     self.boundary = true;
                 }
@@ -392,6 +481,7 @@ impl Scan<'_> {
                 let spread = next == Some(b'.') && self.peek(2) == Some(b'.');
                 self.at += if spread { 3 } else { 1 };
                 self.expect_operand = true;
+                self.after_dot = !spread;
                 if spread || self.typescript {
                     self.nest()
                 } else {
@@ -435,6 +525,8 @@ impl Scan<'_> {
             _ => op.last() == Some(&b'='),
         };
         self.expect_operand = true;
+        self.after_dot = op == b"?.";
+        self.after_arrow = op == b"=>";
         if nests { self.nest() } else { Ok(()) }
     }
 
@@ -496,5 +588,24 @@ mod tests {
         ok(&format!("/* {} */", "(".repeat(5_000)));
         ok(&format!("// {}", "(".repeat(5_000)));
         ok(&format!("x = /{}/", "\\(".repeat(5_000)));
+    }
+
+    /// Places where a regex and a division look alike: misjudging one
+    /// would hide the rest of the line from the count.
+    #[test]
+    fn regex_and_division_are_told_apart() {
+        let deep = "(".repeat(MAX_BRACKET_DEPTH + 1);
+        // Divisions: taking them for a regex would hide the rest of the line.
+        refused(&format!("x = a.if / 2 + {deep}"));
+        refused(&format!("x = (a) / 2; {deep}"));
+        refused(&format!("x = {{}} / 2 + {deep}"));
+        refused(&format!("x = function () {{}} / 2 + {deep}"));
+        refused(&format!("let / 2 + {deep}"));
+        // Regexes: their content is hidden, and what follows is counted.
+        ok(&format!("if (a) /{deep}/.test(b)"));
+        ok(&format!("{{}}\n/{deep}/.test(b)"));
+        ok(&format!("function f() {{}} /{deep}/.test(b)"));
+        ok(&format!("x = () => {{}}\n/{deep}/.test(b)"));
+        refused(&format!("if (a) /x/.test(b) + '' + {deep}"));
     }
 }

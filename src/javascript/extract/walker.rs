@@ -200,6 +200,22 @@ pub(crate) fn assignment_path(target: &AssignmentTarget<'_>) -> Option<String> {
     }
 }
 
+/// Visit methods that count one level of depth around oxc's walk and stop
+/// descending past [`MAX_WALK_DEPTH`]. Every recursive cycle of the AST
+/// that the walk can enter passes through one of them.
+macro_rules! guarded {
+    ($($method:ident($node:ident) => $walk:ident,)*) => {
+        $(
+            fn $method(&mut self, it: &$node<'a>) {
+                if self.enter() {
+                    walk::$walk(self, it);
+                }
+                self.leave();
+            }
+        )*
+    };
+}
+
 impl<'a> Visit<'a> for Walker<'a, '_> {
     fn enter_node(&mut self, kind: AstKind<'a>) {
         match self.phase {
@@ -208,60 +224,15 @@ impl<'a> Visit<'a> for Walker<'a, '_> {
         }
     }
 
-    fn visit_expression(&mut self, it: &Expression<'a>) {
-        if self.enter() {
-            walk::walk_expression(self, it);
-        }
-        self.leave();
-    }
-
-    fn visit_statement(&mut self, it: &Statement<'a>) {
-        if self.enter() {
-            walk::walk_statement(self, it);
-        }
-        self.leave();
-    }
-
-    fn visit_binding_pattern(&mut self, it: &BindingPattern<'a>) {
-        if self.enter() {
-            walk::walk_binding_pattern(self, it);
-        }
-        self.leave();
-    }
-
-    fn visit_assignment_target(&mut self, it: &AssignmentTarget<'a>) {
-        if self.enter() {
-            walk::walk_assignment_target(self, it);
-        }
-        self.leave();
-    }
-
-    fn visit_jsx_element(&mut self, it: &JSXElement<'a>) {
-        if self.enter() {
-            walk::walk_jsx_element(self, it);
-        }
-        self.leave();
-    }
-
-    fn visit_jsx_member_expression(&mut self, it: &JSXMemberExpression<'a>) {
-        if self.enter() {
-            walk::walk_jsx_member_expression(self, it);
-        }
-        self.leave();
-    }
-
-    fn visit_ts_namespace_declaration(&mut self, it: &TSNamespaceDeclaration<'a>) {
-        if self.enter() {
-            walk::walk_ts_namespace_declaration(self, it);
-        }
-        self.leave();
-    }
-
-    fn visit_ts_qualified_name(&mut self, it: &TSQualifiedName<'a>) {
-        if self.enter() {
-            walk::walk_ts_qualified_name(self, it);
-        }
-        self.leave();
+    guarded! {
+        visit_expression(Expression) => walk_expression,
+        visit_statement(Statement) => walk_statement,
+        visit_binding_pattern(BindingPattern) => walk_binding_pattern,
+        visit_assignment_target(AssignmentTarget) => walk_assignment_target,
+        visit_jsx_element(JSXElement) => walk_jsx_element,
+        visit_jsx_member_expression(JSXMemberExpression) => walk_jsx_member_expression,
+        visit_ts_namespace_declaration(TSNamespaceDeclaration) => walk_ts_namespace_declaration,
+        visit_ts_qualified_name(TSQualifiedName) => walk_ts_qualified_name,
     }
 
     // Types hold no facts; not walking them also skips their nesting.
