@@ -15,6 +15,7 @@ mod strings;
 mod surfaces;
 mod urls;
 mod walker;
+mod windows;
 
 #[cfg(test)]
 mod tests;

@@ -12,7 +12,7 @@ use std::collections::{HashMap, HashSet};
 
 use oxc_ast::ast::{
     BindingPattern, CallExpression, Expression, ImportDeclaration, ImportDeclarationSpecifier,
-    VariableDeclarator,
+    VariableDeclaration, VariableDeclarationKind, VariableDeclarator,
 };
 
 use super::strings::{property_name, static_value};
@@ -20,8 +20,10 @@ use super::strings::{property_name, static_value};
 /// What pass 1 learned about names.
 #[derive(Default)]
 pub(crate) struct Names<'a> {
-    /// Every binding identifier of the file.
-    pub declared: HashSet<&'a str>,
+    /// Every binding identifier of the file, with how often it is bound.
+    pub declared: HashMap<&'a str, u32>,
+    /// `const name = <init>` (first one per name).
+    pub constants: HashMap<&'a str, &'a Expression<'a>>,
     /// Local name → the export it stands for (`m` → `ipcMain`,
     /// `electron` namespace → `electron`, `@electron/remote` → `remote`).
     pub aliases: HashMap<&'a str, String>,
@@ -60,6 +62,28 @@ fn module_alias(module: &str) -> Option<&'static str> {
 }
 
 impl<'a> Names<'a> {
+    /// The initializer of a name bound exactly once, by `const`: what a
+    /// `loadURL(modalPath)` or `send(CHANNEL)` stands for.
+    pub(crate) fn constant(&self, name: &str) -> Option<&'a Expression<'a>> {
+        if self.declared.get(name) != Some(&1) {
+            return None;
+        }
+        self.constants.get(name).copied()
+    }
+
+    pub(crate) fn declaration(&mut self, declaration: &'a VariableDeclaration<'a>) {
+        if declaration.kind != VariableDeclarationKind::Const {
+            return;
+        }
+        for declarator in &declaration.declarations {
+            if let (BindingPattern::BindingIdentifier(id), Some(init)) =
+                (&declarator.id, &declarator.init)
+            {
+                self.constants.entry(id.name.as_str()).or_insert(init);
+            }
+        }
+    }
+
     /// The export an identifier stands for: its alias, else its own name.
     pub(crate) fn canonical<'n>(&'n self, name: &'n str) -> &'n str {
         self.aliases.get(name).map_or(name, String::as_str)

@@ -3,22 +3,20 @@
 //! [`Names::tail`](super::names::Names::tail)), never by type: rea reads code
 //! it cannot run or type-check.
 
-use std::collections::BTreeMap;
-
 use oxc_ast::ast::{
-    Argument, ArrayExpressionElement, BindingPattern, CallExpression, Expression,
-    ImportDeclaration, ImportExpression, NewExpression, ObjectExpression, ObjectPropertyKind,
-    StaticMemberExpression, StringLiteral, UnaryOperator, VariableDeclarator,
+    Argument, BindingPattern, CallExpression, Expression, ImportDeclaration, ImportExpression,
+    ObjectPropertyKind, StaticMemberExpression, StringLiteral, VariableDeclarator,
 };
+use oxc_span::GetSpan;
 
-use super::names::{Names, path_of, required_call_module};
-use super::strings::{argument_hint, clip, hint, property_name, source_excerpt, static_value};
+use super::names::{path_of, required_call_module};
+use super::strings::{argument_hint, clip, hint, property_name, source_excerpt};
 use super::urls::find_urls;
 use super::walker::{PendingLoad, Walker, add};
+use super::windows::{object_literal, property_value};
 use crate::javascript::facts::{
-    ApiUseFact, ExposeFact, ImportFact, ImportKind, IpcFact, IpcRole, LoadFact, MAX_FACTS_PER_LIST,
-    MenuFact, OpenExternalFact, PrefValue, ProtocolFact, RemoteFact, StringHint, UrlFact,
-    WindowFact,
+    ApiUseFact, ExposeFact, ImportFact, ImportKind, IpcFact, IpcRole, LoadFact, OpenExternalFact,
+    ProtocolFact, RemoteFact, StringHint, UrlFact,
 };
 
 /// Globals whose members are never an exposed API (keeps `api_uses` useful).
@@ -67,9 +65,6 @@ const GLOBALS: &[&str] = &[
     "Proxy",
 ];
 
-/// Deepest `submenu` nesting read for menu labels.
-const MAX_MENU_DEPTH: usize = 16;
-
 const IPC_MAIN_RECEIVE: &[&str] = &["handle", "handleOnce", "on", "once", "addListener"];
 const IPC_RENDERER_SEND: &[&str] = &["send", "invoke", "sendSync", "sendToHost", "postMessage"];
 const IPC_RENDERER_LISTEN: &[&str] = &["on", "once", "addListener"];
@@ -109,6 +104,27 @@ impl<'a> Walker<'a, '_> {
                 pos,
             },
         );
+    }
+
+    /// The hint of a value; a name bound once by `const` is read through
+    /// to its initializer (one step), keeping the name as the excerpt.
+    pub(crate) fn value_hint(&self, expr: &Expression<'a>) -> StringHint {
+        if let Expression::Identifier(id) = expr.get_inner_expression()
+            && let Some(init) = self.names.constant(id.name.as_str())
+        {
+            return StringHint {
+                excerpt: source_excerpt(self.source, expr.span()),
+                ..hint(init, self.source)
+            };
+        }
+        hint(expr, self.source)
+    }
+
+    fn arg_hint(&self, argument: &Argument<'a>) -> StringHint {
+        match argument.as_expression() {
+            Some(expr) => self.value_hint(expr),
+            None => argument_hint(argument, self.source),
+        }
     }
 
     fn literal_hint(&self, literal: &StringLiteral<'_>) -> StringHint {
@@ -230,9 +246,7 @@ impl<'a> Walker<'a, '_> {
             (Some("contextBridge"), "exposeInMainWorld") => self.expose(call),
             (Some("protocol"), m) if is_protocol_method(m) => self.protocol(call, m),
             (Some("shell"), "openExternal" | "openPath" | "openItem") => {
-                let target = first
-                    .map(|a| argument_hint(a, self.source))
-                    .unwrap_or_default();
+                let target = first.map(|a| self.arg_hint(a)).unwrap_or_default();
                 let pos = self.pos(start);
                 let facts = &mut self.facts;
                 let fact = OpenExternalFact {
@@ -259,9 +273,7 @@ impl<'a> Walker<'a, '_> {
                 self.menu("popup", Vec::new(), start);
             }
             (_, "loadURL" | "loadFile") => {
-                let target = first
-                    .map(|a| argument_hint(a, self.source))
-                    .unwrap_or_default();
+                let target = first.map(|a| self.arg_hint(a)).unwrap_or_default();
                 let window = match object.get_inner_expression().as_member_expression() {
                     Some(inner) if inner.static_property_name() == Some("webContents") => {
                         inner.object()
@@ -286,7 +298,7 @@ impl<'a> Walker<'a, '_> {
         let Some(argument) = call.arguments.first() else {
             return;
         };
-        let specifier = argument_hint(argument, self.source);
+        let specifier = self.arg_hint(argument);
         if specifier
             .literal
             .as_deref()
@@ -327,7 +339,7 @@ impl<'a> Walker<'a, '_> {
         let channel = call
             .arguments
             .get(index)
-            .map(|a| argument_hint(a, self.source))
+            .map(|a| self.arg_hint(a))
             .unwrap_or_default();
         let pos = self.pos(call.span.start);
         let facts = &mut self.facts;
@@ -347,7 +359,7 @@ impl<'a> Walker<'a, '_> {
         let key = call
             .arguments
             .first()
-            .map(|a| argument_hint(a, self.source))
+            .map(|a| self.arg_hint(a))
             .unwrap_or_default();
         let mut members = Vec::new();
         let object = call
@@ -390,12 +402,12 @@ impl<'a> Walker<'a, '_> {
                         .map(Expression::get_inner_expression)
                         && let Some(value) = property_value(object, "scheme")
                     {
-                        schemes.push(hint(value, self.source));
+                        schemes.push(self.value_hint(value));
                     }
                 }
             }
         } else if let Some(first) = call.arguments.first() {
-            schemes.push(argument_hint(first, self.source));
+            schemes.push(self.arg_hint(first));
         }
         for scheme in schemes {
             let fact = ProtocolFact {
@@ -405,130 +417,6 @@ impl<'a> Walker<'a, '_> {
             };
             let facts = &mut self.facts;
             add(&mut facts.protocols, &mut facts.facts_omitted, fact);
-        }
-    }
-
-    fn menu(&mut self, kind: &str, labels: Vec<String>, offset: u32) {
-        let pos = self.pos(offset);
-        let facts = &mut self.facts;
-        let fact = MenuFact {
-            kind: kind.to_owned(),
-            labels,
-            pos,
-        };
-        add(&mut facts.menus, &mut facts.facts_omitted, fact);
-    }
-
-    /// `label`s of a template (literal or same-file array), submenus
-    /// included, in source order (depth first, as the menu shows them).
-    fn menu_labels(&mut self, template: &Expression<'a>) -> Vec<String> {
-        enum Work<'x, 'a> {
-            Template(&'x Expression<'a>, usize),
-            Item(&'x ObjectExpression<'a>, usize),
-        }
-        let mut labels = Vec::new();
-        let mut work = vec![Work::Template(template, 0)];
-        while let Some(next) = work.pop() {
-            match next {
-                Work::Template(expr, depth) => {
-                    if depth > MAX_MENU_DEPTH {
-                        continue;
-                    }
-                    let array = match expr.get_inner_expression() {
-                        Expression::ArrayExpression(array) => array,
-                        Expression::Identifier(id) => {
-                            match self.names.literals.get(id.name.as_str()) {
-                                Some(Expression::ArrayExpression(array)) => array,
-                                _ => continue,
-                            }
-                        }
-                        _ => continue,
-                    };
-                    for element in array.elements.iter().rev() {
-                        if let ArrayExpressionElement::ObjectExpression(item) = element {
-                            work.push(Work::Item(item, depth));
-                        }
-                    }
-                }
-                Work::Item(item, depth) => {
-                    if let Some(label) = property_value(item, "label").and_then(static_value) {
-                        add(&mut labels, &mut self.facts.facts_omitted, clip(&label));
-                    }
-                    if let Some(submenu) = property_value(item, "submenu") {
-                        work.push(Work::Template(submenu, depth + 1));
-                    }
-                }
-            }
-        }
-        labels
-    }
-
-    pub(crate) fn new_expression(&mut self, new: &NewExpression<'a>) {
-        let Some(constructor) = self.names.tail(&new.callee).map(str::to_owned) else {
-            return;
-        };
-        let start = new.span.start;
-        match constructor.as_str() {
-            "BrowserWindow" | "BrowserView" => self.window(new, constructor),
-            "Menu" => self.menu("new-menu", Vec::new(), start),
-            "Tray" => self.menu("tray", Vec::new(), start),
-            _ => {}
-        }
-    }
-
-    fn window(&mut self, new: &NewExpression<'a>, constructor: String) {
-        let options = new
-            .arguments
-            .first()
-            .and_then(Argument::as_expression)
-            .and_then(|options| object_literal(&self.names, options));
-        let mut web_preferences = BTreeMap::new();
-        if let Some(preferences) = options
-            .and_then(|options| property_value(options, "webPreferences"))
-            .and_then(|value| object_literal(&self.names, value))
-        {
-            for property in &preferences.properties {
-                let ObjectPropertyKind::ObjectProperty(p) = property else {
-                    continue;
-                };
-                let Some(name) = property_name(&p.key) else {
-                    continue;
-                };
-                if web_preferences.len() >= MAX_FACTS_PER_LIST {
-                    self.facts.facts_omitted += 1;
-                    continue;
-                }
-                web_preferences.insert(clip(&name), self.pref_value(&p.value));
-            }
-        }
-        let fact = WindowFact {
-            constructor,
-            pos: self.pos(new.span.start),
-            binding: self.window_bindings.get(&new.span.start).map(|b| clip(b)),
-            options_read: options.is_some(),
-            web_preferences,
-            loads: Vec::new(),
-        };
-        let facts = &mut self.facts;
-        add(&mut facts.windows, &mut facts.facts_omitted, fact);
-    }
-
-    /// A preference value as written (`!0`/`!1` are minified booleans).
-    fn pref_value(&self, value: &Expression<'a>) -> PrefValue {
-        match value.get_inner_expression() {
-            Expression::BooleanLiteral(b) => return PrefValue::Bool(b.value),
-            Expression::UnaryExpression(unary) if unary.operator == UnaryOperator::LogicalNot => {
-                if let Expression::NumericLiteral(n) = unary.argument.get_inner_expression() {
-                    return PrefValue::Bool(n.value == 0.0);
-                }
-            }
-            _ => {}
-        }
-        let text = hint(value, self.source);
-        if text.literal.is_some() || !text.parts.is_empty() {
-            PrefValue::Text(text)
-        } else {
-            PrefValue::Computed(text.excerpt)
         }
     }
 
@@ -550,7 +438,7 @@ impl<'a> Walker<'a, '_> {
             }
             Expression::Identifier(id) => {
                 let name = id.name.as_str();
-                (!self.names.declared.contains(name) && !GLOBALS.contains(&name))
+                (!self.names.declared.contains_key(name) && !GLOBALS.contains(&name))
                     .then_some((name, Some(property)))
             }
             _ => None,
@@ -586,38 +474,5 @@ impl<'a> Walker<'a, '_> {
                 },
             );
         }
-    }
-}
-
-/// The value of property `name` in an object literal (first match).
-fn property_value<'x, 'a>(
-    object: &'x ObjectExpression<'a>,
-    name: &str,
-) -> Option<&'x Expression<'a>> {
-    object
-        .properties
-        .iter()
-        .find_map(|property| match property {
-            ObjectPropertyKind::ObjectProperty(p)
-                if property_name(&p.key).as_deref() == Some(name) =>
-            {
-                Some(&p.value)
-            }
-            _ => None,
-        })
-}
-
-/// An object literal written in place or bound to a same-file name.
-fn object_literal<'x, 'a: 'x>(
-    names: &Names<'a>,
-    expr: &'x Expression<'a>,
-) -> Option<&'x ObjectExpression<'a>> {
-    match expr.get_inner_expression() {
-        Expression::ObjectExpression(object) => Some(object),
-        Expression::Identifier(id) => match names.literals.get(id.name.as_str()) {
-            Some(Expression::ObjectExpression(object)) => Some(object),
-            _ => None,
-        },
-        _ => None,
     }
 }

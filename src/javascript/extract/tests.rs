@@ -166,6 +166,32 @@ fn ipc_roles_apis_and_aliases() {
 }
 
 #[test]
+fn names_bound_once_by_const_are_read_through() {
+    let source = "const CHANNEL = 'app:' + 'ping'\n\
+        const page = path.join('file://', __dirname, 'modal.html')\n\
+        let later = 'a'\n\
+        const twice = 'x'; function f(twice) { ipcRenderer.send(twice) }\n\
+        ipcRenderer.send(CHANNEL); win.loadURL(page); ipcRenderer.send(later)\n";
+    let facts = js(source);
+    let channels: Vec<(Option<&str>, &str)> = facts
+        .ipc
+        .iter()
+        .map(|i| (literal(&i.channel), i.channel.excerpt.as_str()))
+        .collect();
+    assert_eq!(
+        channels,
+        vec![
+            (None, "twice"),
+            (Some("app:ping"), "CHANNEL"),
+            (None, "later")
+        ]
+    );
+    let load = &facts.loose_loads[0];
+    assert_eq!(load.target.parts, vec!["file://", "modal.html"]);
+    assert_eq!(load.target.excerpt, "page");
+}
+
+#[test]
 fn exposed_apis_and_their_uses() {
     let preload =
         js("contextBridge.exposeInMainWorld('api', { send, ping() {}, version: 1, ...rest })");

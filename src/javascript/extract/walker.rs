@@ -99,8 +99,9 @@ impl<'a, 's> Walker<'a, 's> {
     fn names_node(&mut self, kind: AstKind<'a>) {
         match kind {
             AstKind::BindingIdentifier(id) => {
-                self.names.declared.insert(id.name.as_str());
+                *self.names.declared.entry(id.name.as_str()).or_default() += 1;
             }
+            AstKind::VariableDeclaration(declaration) => self.names.declaration(declaration),
             AstKind::VariableDeclarator(declarator) => self.names.declarator(declarator),
             AstKind::ImportDeclaration(import) => self.names.import(import),
             AstKind::AssignmentExpression(assignment) => {
