@@ -5,7 +5,8 @@
 
 use oxc_ast::ast::{
     Argument, BindingPattern, CallExpression, Expression, ImportDeclaration, ImportExpression,
-    ObjectPropertyKind, StaticMemberExpression, StringLiteral, VariableDeclarator,
+    ObjectPropertyKind, StaticMemberExpression, StringLiteral, TSImportEqualsDeclaration,
+    TSModuleReference, VariableDeclarator,
 };
 use oxc_span::GetSpan;
 
@@ -68,6 +69,59 @@ const GLOBALS: &[&str] = &[
 const IPC_MAIN_RECEIVE: &[&str] = &["handle", "handleOnce", "on", "once", "addListener"];
 const IPC_RENDERER_SEND: &[&str] = &["send", "invoke", "sendSync", "sendToHost", "postMessage"];
 const IPC_RENDERER_LISTEN: &[&str] = &["on", "once", "addListener"];
+/// `window` members of the platform, never an exposed API.
+const WINDOW_BUILTINS: &[&str] = &[
+    "addEventListener",
+    "removeEventListener",
+    "dispatchEvent",
+    "location",
+    "document",
+    "navigator",
+    "history",
+    "localStorage",
+    "sessionStorage",
+    "setTimeout",
+    "setInterval",
+    "clearTimeout",
+    "clearInterval",
+    "requestAnimationFrame",
+    "cancelAnimationFrame",
+    "innerWidth",
+    "innerHeight",
+    "outerWidth",
+    "outerHeight",
+    "devicePixelRatio",
+    "open",
+    "close",
+    "alert",
+    "confirm",
+    "prompt",
+    "postMessage",
+    "getComputedStyle",
+    "matchMedia",
+    "scrollTo",
+    "scrollX",
+    "scrollY",
+    "fetch",
+    "crypto",
+    "performance",
+    "console",
+    "screen",
+    "onload",
+    "onerror",
+    "onbeforeunload",
+    "onresize",
+    "opener",
+    "parent",
+    "top",
+    "self",
+    "frames",
+    "origin",
+    "isSecureContext",
+    "indexedDB",
+    "caches",
+    "Notification",
+];
 /// Identifiers commonly naming the IPC event argument (`event.reply`).
 const EVENT_NAMES: &[&str] = &["event", "e", "ev", "evt", "_event", "_e", "ipcEvent"];
 
@@ -161,6 +215,16 @@ impl<'a> Walker<'a, '_> {
     pub(crate) fn esm_export(&mut self, source: &StringLiteral<'a>, offset: u32) {
         let hint = self.literal_hint(source);
         self.import(ImportKind::EsmExportFrom, hint, offset);
+    }
+
+    /// TypeScript's `import x = require('m')`: a CommonJS require.
+    pub(crate) fn import_equals(&mut self, import: &TSImportEqualsDeclaration<'a>) {
+        if let TSModuleReference::ExternalModuleReference(reference) = &import.module_reference
+            && !import.import_kind.is_type()
+        {
+            let hint = self.literal_hint(&reference.expression);
+            self.import(ImportKind::Require, hint, import.span.start);
+        }
     }
 
     pub(crate) fn dynamic_import(&mut self, import: &ImportExpression<'a>) {
@@ -425,12 +489,17 @@ impl<'a> Walker<'a, '_> {
         let property = member.property.name.as_str();
         let object = member.object.get_inner_expression();
         let use_of = match object {
-            Expression::StaticMemberExpression(inner) if inner.object.is_specific_id("window") => {
+            Expression::StaticMemberExpression(inner)
+                if inner.object.is_specific_id("window")
+                    && !WINDOW_BUILTINS.contains(&inner.property.name.as_str()) =>
+            {
                 self.consumed_member = Some(inner.span.start);
                 Some((inner.property.name.as_str(), Some(property)))
             }
             Expression::Identifier(id) if id.name.as_str() == "window" => {
-                if self.consumed_member == Some(member.span.start) {
+                if self.consumed_member == Some(member.span.start)
+                    || WINDOW_BUILTINS.contains(&property)
+                {
                     None
                 } else {
                     Some((property, None))

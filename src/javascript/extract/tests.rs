@@ -201,7 +201,8 @@ fn exposed_apis_and_their_uses() {
     assert_eq!(preload.exposed[0].pos, at(1, 1));
 
     let renderer = js(
-        "const local = 1\nwindow.api.ping()\nconst a = window.api\nlocal.x; api.send(); console.log(1)",
+        "const local = 1\nwindow.api.ping()\nconst a = window.api\nlocal.x; api.send(); console.log(1)\n\
+         window.addEventListener('x', f); window.location.href",
     );
     let uses: Vec<(&str, Option<&str>, Pos)> = renderer
         .api_uses
@@ -298,11 +299,17 @@ fn esm_typescript_and_jsx() {
     assert_eq!(module.ipc[0].api, "ipcRenderer.send");
 
     let ts = extract(
-        "import type { T } from 't'\nconst w: BrowserWindow = new BrowserWindow({ webPreferences: { sandbox: true } as Prefs })\nipcMain.handle('a' as const, (e: T): void => {})",
+        "import type { T } from 't'\nimport fs = require('fs')\nconst w: BrowserWindow = new BrowserWindow({ webPreferences: { sandbox: true } as Prefs })\nipcMain.handle('a' as const, (e: T): void => {})",
         Language::TypeScript,
     );
     assert_eq!(ts.parse.diagnostics, vec![]);
-    assert!(ts.imports.is_empty(), "type-only imports are not edges");
+    let imports: Vec<(ImportKind, Option<&str>, Pos)> = ts
+        .imports
+        .iter()
+        .map(|i| (i.kind, literal(&i.specifier), i.pos))
+        .collect();
+    // Type-only imports are not edges; `import x = require()` is a require.
+    assert_eq!(imports, vec![(ImportKind::Require, Some("fs"), at(2, 1))]);
     assert_eq!(ts.windows[0].binding.as_deref(), Some("w"));
     assert_eq!(
         ts.windows[0].web_preferences["sandbox"],

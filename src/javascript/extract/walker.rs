@@ -138,6 +138,7 @@ impl<'a, 's> Walker<'a, 's> {
                 self.esm_export(&export.source, export.span.start);
             }
             AstKind::ImportExpression(import) => self.dynamic_import(import),
+            AstKind::TSImportEqualsDeclaration(import) => self.import_equals(import),
             AstKind::CallExpression(call) => self.call(call),
             AstKind::NewExpression(new) => self.new_expression(new),
             AstKind::StaticMemberExpression(member) => self.member(member),
