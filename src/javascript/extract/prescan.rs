@@ -22,28 +22,15 @@ pub(crate) const MAX_BRACKET_DEPTH: usize = 1_000;
 /// Largest estimated parser nesting (brackets plus nesting operators).
 pub(crate) const MAX_NESTING: usize = 4_000;
 
+/// How deep hidden text is re-scanned as code (see [`Scan::hidden`]).
+const MAX_LEVEL: u8 = 2;
+/// Hidden spans shorter than this are not re-scanned: they cannot hide
+/// more nesting than the stack reservation absorbs many times over.
+const MIN_HIDDEN: usize = 32;
+
 /// Why a text must not be parsed, or `None`.
 pub(crate) fn refuse(text: &str, typescript: bool) -> Option<String> {
-    let mut scan = Scan {
-        bytes: text.as_bytes(),
-        at: 0,
-        frames: vec![Frame::new(Kind::Base, true)],
-        total: 0,
-        expect_operand: true,
-        operand_before_newline: false,
-        boundary: false,
-        typescript,
-        after_dot: false,
-        next_is_statement: true,
-        statement_start: true,
-        control_pending: false,
-        function_body_at: None,
-        after_close_paren: false,
-        after_arrow: false,
-        prev_close_paren: false,
-        prev_arrow: false,
-    };
-    scan.run().err()
+    Scan::new(text.as_bytes(), typescript, 0).run().err()
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -78,6 +65,10 @@ impl Frame {
 
 struct Scan<'t> {
     bytes: &'t [u8],
+    /// 0 for the text itself, 1 and more for hidden text re-scanned.
+    level: u8,
+    /// The largest estimate (depth plus counts) seen so far.
+    max_seen: usize,
     at: usize,
     frames: Vec<Frame>,
     /// Sum of the frames' counts (the bracket depth is `frames.len() - 1`).
@@ -110,8 +101,16 @@ struct Scan<'t> {
     after_arrow: bool,
     prev_close_paren: bool,
     prev_arrow: bool,
+    /// The last token ended an operand (a name, literal or closer). A word
+    /// right after one cannot continue the expression (`"x" id`, JSX or
+    /// HTML text): the parser stops or starts a new statement there, so
+    /// the segment ends, as after a newline.
+    prev_operand: bool,
 }
 
+/// Words that go on with the statement before them (`} else`, `do x;
+/// while`, TypeScript's `A extends B ? ...` and `x is T`).
+const CONTINUING_WORDS: &[&[u8]] = &[b"else", b"while", b"extends", b"implements", b"is"];
 /// Binary keywords: they continue an expression and nest nothing.
 const BINARY_WORDS: &[&[u8]] = &[b"in", b"instanceof", b"of", b"as", b"satisfies"];
 /// Nesting keywords that may also be identifiers.
@@ -164,7 +163,59 @@ const NESTING_WORDS: &[&[u8]] = &[
     b"declare",
 ];
 
-impl Scan<'_> {
+impl<'t> Scan<'t> {
+    fn new(bytes: &'t [u8], typescript: bool, level: u8) -> Self {
+        Scan {
+            bytes,
+            level,
+            max_seen: 0,
+            at: 0,
+            frames: vec![Frame::new(Kind::Base, true)],
+            total: 0,
+            expect_operand: true,
+            operand_before_newline: false,
+            boundary: false,
+            typescript,
+            after_dot: false,
+            next_is_statement: true,
+            statement_start: true,
+            control_pending: false,
+            function_body_at: None,
+            after_close_paren: false,
+            after_arrow: false,
+            prev_close_paren: false,
+            prev_arrow: false,
+            prev_operand: false,
+        }
+    }
+
+    /// Checks text this scan skips (string, regex, comment or template
+    /// text) as if it were code. A tokeniser without a grammar can take a
+    /// regex for a division (after `}` or `await`) or JSX text for code, and
+    /// then skip, as a string or comment, what the parser reads as code: an
+    /// attacker's million `(` would hide there. Each skipped span is
+    /// therefore scanned again, from a fresh state, and its nesting added to
+    /// the nesting around it; the re-scan goes [`MAX_LEVEL`] deep.
+    fn hidden(&mut self, start: usize, end: usize) -> Result<(), String> {
+        let end = end.min(self.bytes.len());
+        if self.level >= MAX_LEVEL || end < start + MIN_HIDDEN {
+            return Ok(());
+        }
+        let mut inner = Scan::new(&self.bytes[start..end], self.typescript, self.level + 1);
+        let outer = self.frames.len() - 1 + self.total;
+        let too_deep = || {
+            format!(
+                "text skipped as a string, comment or regex at byte {start} would nest deeper \
+                 than {MAX_NESTING} levels if read as code"
+            )
+        };
+        inner.run().map_err(|_| too_deep())?;
+        if outer + inner.max_seen > MAX_NESTING {
+            return Err(too_deep());
+        }
+        Ok(())
+    }
+
     fn run(&mut self) -> Result<(), String> {
         while self.at < self.bytes.len() {
             if self
@@ -184,21 +235,34 @@ impl Scan<'_> {
                     self.at += 1;
                 }
                 b' ' | b'\t' | 0x0b | 0x0c => self.at += 1,
-                b'/' if self.peek(1) == Some(b'/') => self.skip_line(),
-                b'/' if self.peek(1) == Some(b'*') => self.skip_block_comment(),
+                b'/' if self.peek(1) == Some(b'/') => {
+                    let start = self.at + 2;
+                    self.skip_line();
+                    self.hidden(start, self.at)?;
+                }
+                b'/' if self.peek(1) == Some(b'*') => {
+                    let start = self.at + 2;
+                    self.skip_block_comment();
+                    self.hidden(start, self.at)?;
+                }
                 b'\'' | b'"' => {
                     self.token_start(false);
+                    let start = self.at + 1;
                     self.skip_string(b);
+                    self.hidden(start, self.at)?;
                     self.operand_end();
                 }
                 b'`' => {
                     self.token_start(true);
+                    self.prev_operand = false;
                     self.at += 1;
                     self.push(Kind::TemplateText, false)?;
                 }
                 b'/' if self.expect_operand => {
                     self.token_start(false);
+                    let start = self.at + 1;
                     self.skip_regex();
+                    self.hidden(start, self.at)?;
                     self.operand_end();
                 }
                 b'0'..=b'9' | b'a'..=b'z' | b'A'..=b'Z' | b'_' | b'$' | b'#' | b'\\' | 0x80.. => {
@@ -239,6 +303,7 @@ impl Scan<'_> {
 
     fn operand_end(&mut self) {
         self.expect_operand = false;
+        self.prev_operand = true;
     }
 
     fn nest(&mut self) -> Result<(), String> {
@@ -258,8 +323,9 @@ impl Scan<'_> {
         }
     }
 
-    fn check(&self) -> Result<(), String> {
+    fn check(&mut self) -> Result<(), String> {
         let depth = self.frames.len() - 1;
+        self.max_seen = self.max_seen.max(depth + self.total);
         if depth > MAX_BRACKET_DEPTH {
             return Err(format!(
                 "brackets nest deeper than {MAX_BRACKET_DEPTH} levels (byte {})",
@@ -355,23 +421,26 @@ impl Scan<'_> {
     }
 
     fn template_text(&mut self) -> Result<(), String> {
+        let start = self.at;
         while self.at < self.bytes.len() {
             match self.bytes[self.at] {
                 b'\\' => self.at += 2,
                 b'`' => {
+                    self.hidden(start, self.at)?;
                     self.at += 1;
                     self.pop();
                     self.operand_end();
                     return Ok(());
                 }
                 b'$' if self.peek(1) == Some(b'{') => {
+                    self.hidden(start, self.at)?;
                     self.at += 2;
                     return self.push(Kind::TemplateExpr, false);
                 }
                 _ => self.at += 1,
             }
         }
-        Ok(())
+        self.hidden(start, self.at)
     }
 
     fn word(&mut self) -> Result<(), String> {
@@ -383,6 +452,7 @@ impl Scan<'_> {
             self.at += 1;
         }
         let word = &self.bytes[start..self.at];
+        let after_operand = std::mem::take(&mut self.prev_operand);
         if std::mem::take(&mut self.after_dot) {
             // A property name, whatever it spells.
             self.token_start(true);
@@ -390,7 +460,10 @@ impl Scan<'_> {
             return Ok(());
         }
         let binary = BINARY_WORDS.contains(&word);
-        let continues = binary || word == b"else" || word == b"while";
+        let continues = binary || CONTINUING_WORDS.contains(&word);
+        if after_operand {
+            self.boundary = true;
+        }
         self.token_start(continues);
         if binary {
             self.expect_operand = true;
@@ -423,6 +496,7 @@ impl Scan<'_> {
         let continues = !matches!(b, b'{' | b'!' | b'~' | b'@' | b';');
         self.token_start(continues);
         self.after_dot = false;
+        self.prev_operand = false;
         match b {
             b'(' => {
                 self.at += 1;
@@ -448,6 +522,8 @@ impl Scan<'_> {
                 self.at += 1;
                 let control = self.pop();
                 self.expect_operand = control;
+                // After `if (...)` a statement follows, not an operator.
+                self.prev_operand = !control;
                 self.next_is_statement = control;
                 self.after_close_paren = b == b')';
                 Ok(())
@@ -460,6 +536,7 @@ impl Scan<'_> {
                     .is_some_and(|f| f.kind == Kind::TemplateExpr);
                 let block = self.pop();
                 self.expect_operand = block;
+                self.prev_operand = true;
                 if !template {
                     self.boundary = true;
                 }
@@ -514,6 +591,7 @@ impl Scan<'_> {
         self.at += len;
         if matches!(op, b"++" | b"--") && !prefix {
             // Postfix update: the operand goes on.
+            self.prev_operand = true;
             return Ok(());
         }
         let nests = match op {
@@ -583,11 +661,42 @@ mod tests {
     }
 
     #[test]
-    fn strings_comments_and_regexes_hide_brackets() {
-        ok(&format!("'{}'", "(".repeat(5_000)));
-        ok(&format!("/* {} */", "(".repeat(5_000)));
-        ok(&format!("// {}", "(".repeat(5_000)));
-        ok(&format!("x = /{}/", "\\(".repeat(5_000)));
+    fn strings_comments_and_regexes_hide_unbalanced_brackets() {
+        ok(&format!("'{}'", "(".repeat(900)));
+        ok(&format!("/* {} */", "(".repeat(900)));
+        ok(&format!("// {}", "(".repeat(900)));
+        ok(&format!("x = /{}/", "\\(".repeat(900)));
+        ok(&format!("x = /[{}]/", "(".repeat(900)));
+        ok(&"s = ')' + '(';\n".repeat(10_000));
+    }
+
+    /// Text that is not code (HTML in a string, JSX text) does not add up:
+    /// a word right after an operand ends the segment.
+    #[test]
+    fn markup_does_not_accumulate() {
+        let items = "<li class=\"a\"><span id=\"b\">t</span></li>".repeat(3_000);
+        ok(&format!("x.innerHTML = '<ol class=\"c\">{items}</ol>'"));
+        ok(&format!(
+            "x = <ol>{}</ol>",
+            "<li className=\"a\">don't</li>\n".repeat(3_000)
+        ));
+        // TypeScript conditional types go on through `extends`.
+        let chain = format!("type X = {}T;", "T extends A ? B : ".repeat(MAX_NESTING));
+        assert!(refuse(&chain, true).is_some());
+        // `async x => async x => ...` goes on through `async`.
+        refused(&format!("{}x", "async x => ".repeat(MAX_NESTING)));
+    }
+
+    /// Skipped text is re-scanned as code: whatever a misjudged token would
+    /// hide from the count is still bounded.
+    #[test]
+    fn hidden_text_is_rescanned() {
+        refused(&format!("'{}'", "(".repeat(MAX_BRACKET_DEPTH + 1)));
+        refused(&format!("/* {} */", "!".repeat(MAX_NESTING + 1)));
+        refused(&format!("x = `{}`", "a?a:".repeat(MAX_NESTING)));
+        // Nesting outside and inside add up.
+        let half = "(".repeat(MAX_NESTING / 2 + 1);
+        refused(&format!("x = [{}, '{half}']", "!".repeat(MAX_NESTING / 2)));
     }
 
     /// Places where a regex and a division look alike: misjudging one
@@ -601,11 +710,11 @@ mod tests {
         refused(&format!("x = {{}} / 2 + {deep}"));
         refused(&format!("x = function () {{}} / 2 + {deep}"));
         refused(&format!("let / 2 + {deep}"));
-        // Regexes: their content is hidden, and what follows is counted.
-        ok(&format!("if (a) /{deep}/.test(b)"));
-        ok(&format!("{{}}\n/{deep}/.test(b)"));
-        ok(&format!("function f() {{}} /{deep}/.test(b)"));
-        ok(&format!("x = () => {{}}\n/{deep}/.test(b)"));
-        refused(&format!("if (a) /x/.test(b) + '' + {deep}"));
+        // Regexes, with quotes and brackets, after `if (...)`, blocks and
+        // function declarations.
+        ok("if (a) /['\"(]/.test(b)");
+        ok("{}\n/[)]/.test(b); x = 1");
+        ok("function f() {} /'/.test(b)");
+        ok("x = () => {}\n/\"/.test(b)");
     }
 }

@@ -79,6 +79,47 @@ fn hostile() -> Vec<(&'static str, Language, String)> {
             format!("{} = x", nested("[", "a", "]", DEEP)),
         ),
         ("unterminated", JavaScript, "(".repeat(DEEP) + "'"),
+        // Where a regex and a division look alike (`await` is a name in scripts).
+        (
+            "await divided",
+            JavaScript,
+            format!("x = await / 2 + {}", "(".repeat(DEEP)),
+        ),
+        (
+            "yield divided",
+            JavaScript,
+            format!("x = yield / 2 + {}", "(".repeat(DEEP)),
+        ),
+        (
+            "keyword property",
+            JavaScript,
+            format!("x = a.if / 2 + {}", "(".repeat(DEEP)),
+        ),
+        (
+            "regex quote",
+            JavaScript,
+            format!("if (a) /'/.test(b) + {}", "(".repeat(DEEP)),
+        ),
+        (
+            "block then regex",
+            JavaScript,
+            format!("switch (a) {{ case 1: {{}} /'/; {}", "(".repeat(DEEP)),
+        ),
+        (
+            "jsx text quote",
+            Jsx,
+            format!("x = <a>'{{{}a", "(".repeat(DEEP)),
+        ),
+        (
+            "jsx text comment",
+            Jsx,
+            format!("x = <a>//{{{}a", "(".repeat(DEEP)),
+        ),
+        (
+            "jsx text template",
+            Jsx,
+            format!("x = <a>`{{{}a", "!".repeat(DEEP)),
+        ),
     ]
 }
 
@@ -108,6 +149,14 @@ fn hostile_nesting_never_crashes() {
         "if if",
         "else if",
         "labels",
+        "await divided",
+        "yield divided",
+        "keyword property",
+        "regex quote",
+        "block then regex",
+        "jsx text quote",
+        "jsx text comment",
+        "jsx text template",
     ] {
         assert!(
             outcome(name).not_parsed.is_some(),
