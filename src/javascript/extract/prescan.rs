@@ -16,6 +16,11 @@
 //!
 //! Left-associative chains (`a+b+c`, `a.b.c`, `f()()`) are parsed by loops,
 //! not recursion, so they are not counted; the AST walk bounds them instead.
+//!
+//! Without a grammar the scan cannot always tell a regex from a division
+//! or JSX text from code, and a misjudgement would skip (as a string or
+//! comment) text the parser reads as code. Skipped text is therefore
+//! scanned again as code and its nesting added ([`Scan::hidden`]).
 
 /// Deepest bracket nesting `( [ { ${ \`` accepted.
 pub(crate) const MAX_BRACKET_DEPTH: usize = 1_000;
