@@ -19,7 +19,7 @@ cd "$root"
 
 seconds="${FUZZ_SECONDS:-30}"
 runs="${FUZZ_RUNS:-100000000}"
-all_targets=(native_image native_analysis artifact_archive prompt_arguments match_key)
+all_targets=(native_image native_analysis artifact_archive prompt_arguments match_key javascript_extract)
 if [ "$#" -gt 0 ]; then targets=("$@"); else targets=("${all_targets[@]}"); fi
 
 declare -A max_len=(
@@ -32,6 +32,8 @@ declare -A max_len=(
     # Room for values past MAX_VALUE_SCALARS (4096) after JSON escaping.
     [prompt_arguments]=32768
     [match_key]=16384
+    # Real application sources (the demo app's main.js and menus) fit.
+    [javascript_extract]=262144
 )
 
 say() { printf '==> %s\n' "$*"; }
@@ -60,7 +62,7 @@ seed_file() { # seed_file TARGET SOURCE NAME: copy when it exists and fits max_l
 }
 
 say "writing seed corpora under fuzz/corpus/"
-mkdir -p fuzz/corpus/native_image fuzz/corpus/native_analysis fuzz/corpus/artifact_archive fuzz/corpus/prompt_arguments fuzz/corpus/match_key
+mkdir -p fuzz/corpus/native_image fuzz/corpus/native_analysis fuzz/corpus/artifact_archive fuzz/corpus/prompt_arguments fuzz/corpus/match_key fuzz/corpus/javascript_extract
 
 for source in /bin/true /usr/lib/x86_64-linux-gnu/libz.so.1; do
     if [ -e "$source" ]; then
@@ -104,6 +106,21 @@ seed_text ignorables $'x\u00ady\u200dz\ufe0f'
 seed_text combining $'e\u0301\u0345\u034f\u0301'
 seed_text sigma 'ΣΑΣ ς İı'
 say "  fuzz/corpus/match_key/ holds $(ls fuzz/corpus/match_key | wc -l) files"
+
+# javascript_extract: the first byte picks the language (0 = .js), the rest
+# is the source text.
+seed_js() { { printf '\x00'; cat "$2"; } > "fuzz/corpus/javascript_extract/seed-$1"; }
+demos=target/fixtures/electron-api-demos-2.0.1
+for source in "$demos/main.js" "$demos/main-process/menus/application-menu.js" \
+    "$demos/main-process/communication/async-msg.js" "$demos/renderer-process/communication/async-msg.js"; do
+    if [ -f "$source" ]; then
+        seed_js "$(basename "$(dirname "$source")")-$(basename "$source")" "$source"
+    fi
+done
+printf '\x03%s' "import type { T } from 't'; const w = new BrowserWindow({ webPreferences: { preload: path.join(__dirname, 'p.js') } as T })" \
+    > fuzz/corpus/javascript_extract/seed-ts
+printf '\x02%s' "const App = () => <a href=\"https://x.org\">{window.api.v}</a>" > fuzz/corpus/javascript_extract/seed-jsx
+say "  fuzz/corpus/javascript_extract/ holds $(ls fuzz/corpus/javascript_extract | wc -l) files"
 
 # ---- build once, then fuzz -----------------------------------------------
 say "building fuzz targets (release, --sanitizer none; the first build takes minutes)"

@@ -13,8 +13,11 @@
 //! nodes and edges and derives findings.
 
 mod detect;
+pub mod extract;
 pub mod facts;
 pub mod model;
+
+pub use extract::extract;
 
 use std::path::Path;
 
