@@ -647,7 +647,16 @@ fn imports(
             _ if in_page => EdgeKind::HtmlScript,
             _ => EdgeKind::Imports,
         };
-        let to = match index.import(path, spec) {
+        let mut target = index.import(path, spec);
+        if in_page && matches!(target, Target::Unresolved(_)) {
+            // A page's scripts run in the document that imports it; in
+            // Electron apps that is usually the root page.
+            let from_root = index.import_in("", spec);
+            if matches!(from_root, Target::File(_)) {
+                target = from_root;
+            }
+        }
+        let to = match target {
             Target::File(p) => {
                 if is_native(&p) {
                     kind = EdgeKind::LoadsNative;

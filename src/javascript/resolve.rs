@@ -170,11 +170,16 @@ impl FileIndex {
 
     /// Resolves an import/require specifier from `importer`.
     pub fn import(&self, importer: &str, spec: &str) -> Target {
+        self.import_in(parent_dir(importer), spec)
+    }
+
+    /// Resolves a specifier as if required from a file in `dir`.
+    pub fn import_in(&self, dir: &str, spec: &str) -> Target {
         if spec.is_empty() {
             return Target::Unresolved("empty specifier".into());
         }
         if is_relative(spec) {
-            return match join_inside(parent_dir(importer), spec) {
+            return match join_inside(dir, spec) {
                 None => Target::Unresolved("the path leaves the application root".into()),
                 Some(path) => match self.file_like(&path) {
                     Some(file) => Target::File(file),
@@ -195,7 +200,7 @@ impl FileIndex {
             return Target::Builtin(bare.to_owned());
         }
         let name = package_name(bare);
-        let found = ancestors(parent_dir(importer)).any(|dir| {
+        let found = ancestors(dir).any(|dir| {
             let root = if dir.is_empty() {
                 format!("node_modules/{name}")
             } else {
