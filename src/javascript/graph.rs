@@ -139,6 +139,29 @@ impl Graph {
         }
     }
 
+    /// Adds names to a sorted, deduplicated, capped list attribute.
+    fn add_names(&mut self, id: &str, key: &str, names: &[String]) {
+        let Some(n) = self.nodes.get_mut(id) else {
+            return;
+        };
+        let mut list: Vec<String> = n
+            .attributes
+            .get(key)
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default();
+        list.extend(names.iter().cloned());
+        list.sort();
+        list.dedup();
+        list.truncate(256);
+        n.attributes.insert(key.to_owned(), json!(list));
+    }
+
     fn edge(
         &mut self,
         kind: EdgeKind,
@@ -437,17 +460,7 @@ fn module_facts(
             "exposed API key",
         );
         if let Ok(id) = &to {
-            let mut members: Vec<Value> = g.nodes[id]
-                .attributes
-                .get("members")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default();
-            members.extend(e.members.iter().map(|m| json!(m)));
-            members.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
-            members.dedup();
-            members.truncate(256);
-            g.attr(id, "members", Value::Array(members));
+            g.add_names(id, "members", &e.members);
         }
         g.edge(
             EdgeKind::ExposesApi,
@@ -468,16 +481,7 @@ fn module_facts(
             "protocol scheme",
         );
         if let Ok(id) = &to {
-            let mut methods: Vec<Value> = g.nodes[id]
-                .attributes
-                .get("methods")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default();
-            methods.push(json!(p.method));
-            methods.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
-            methods.dedup();
-            g.attr(id, "methods", Value::Array(methods));
+            g.add_names(id, "methods", std::slice::from_ref(&p.method));
         }
         g.edge(
             EdgeKind::RegistersProtocol,

@@ -15,18 +15,7 @@ use super::{Silent, analyze, finish};
 use crate::artifacts::asar::{MAX_HEADER_BYTES, MAX_NESTING, build};
 
 fn demo(name: &str) -> Option<PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("target/fixtures")
-        .join(name);
-    if path.exists() {
-        Some(path)
-    } else {
-        crate::providers::native::fixtures::skip_or_fail(&format!(
-            "{} is missing; run tests/fixtures/fetch.sh",
-            path.display()
-        ));
-        None
-    }
+    crate::providers::native::fixtures::fixture(name)
 }
 
 fn run(path: &Path) -> Analysis {
@@ -750,4 +739,131 @@ mod prop {
             let _ = analyze(&q, &Options::default(), &Silent);
         }
     }
+}
+
+#[test]
+fn source_maps_are_read_only_when_asked() {
+    let t = tempfile::tempdir().unwrap();
+    let long = format!(
+        "var a=[{}];\n//# sourceMappingURL=app.min.js.map\n",
+        "1,".repeat(4000)
+    );
+    std::fs::write(t.path().join("app.min.js"), long).unwrap();
+    std::fs::write(
+        t.path().join("app.min.js.map"),
+        r#"{"version":3,"sources":["src/a.ts","src/b.ts"],"mappings":""}"#,
+    )
+    .unwrap();
+    let minified = |a: &Analysis| {
+        a.findings
+            .unknowns
+            .iter()
+            .filter(|u| u.kind == UnknownKind::MinifiedWithoutSourceMap)
+            .map(|u| u.message.clone())
+            .collect::<Vec<_>>()
+    };
+    let off = run(t.path());
+    let m = node(&off, NodeKind::Module, "app.min.js");
+    assert_eq!(m.attributes["minified"], json!(true));
+    assert_eq!(m.attributes["source_map"], json!("app.min.js.map"));
+    assert!(!m.attributes.contains_key("source_map_sources"));
+    let msgs = minified(&off);
+    assert_eq!(msgs.len(), 1);
+    assert!(msgs[0].contains("opt-in"), "{msgs:?}");
+    let options = Options {
+        read_source_maps: true,
+        ..Options::default()
+    };
+    let on = analyze(t.path(), &options, &Silent).unwrap();
+    let m = node(&on, NodeKind::Module, "app.min.js");
+    assert_eq!(
+        m.attributes["source_map_sources"],
+        json!(["src/a.ts", "src/b.ts"])
+    );
+    assert!(minified(&on).is_empty());
+}
+
+#[cfg(unix)]
+#[test]
+fn unpacked_asar_files_are_read_beside_the_archive_and_confined() {
+    let t = tempfile::tempdir().unwrap();
+    let json = r#"{"files":{"main.js":{"size":21,"offset":"0"},"lib":{"files":{"inside.js":{"size":2,"unpacked":true},"escape.js":{"size":6,"unpacked":true},"gone.js":{"size":1,"unpacked":true}}}}}"#;
+    let p = write_asar(t.path(), json, b"require('./lib/inside')");
+    std::fs::create_dir_all(t.path().join("x.asar.unpacked/lib")).unwrap();
+    std::fs::write(t.path().join("x.asar.unpacked/lib/inside.js"), "42").unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret"), "secret").unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("secret"),
+        t.path().join("x.asar.unpacked/lib/escape.js"),
+    )
+    .unwrap();
+    let a = run(&p);
+    a.validate().unwrap();
+    let inside = node(&a, NodeKind::Module, "lib/inside.js");
+    assert_eq!(inside.attributes["sha256"], json!(content_sha256(b"42")));
+    let escape = node(&a, NodeKind::Module, "lib/escape.js");
+    assert_eq!(
+        escape.attributes["sha256"],
+        json!(null),
+        "the symlink was not read"
+    );
+    assert_eq!(escape.attributes["parse"], json!("not-parsed"));
+    let not_parsed: Vec<_> = a
+        .findings
+        .unknowns
+        .iter()
+        .filter(|u| u.kind == UnknownKind::NotParsed)
+        .collect();
+    assert_eq!(not_parsed.len(), 2, "{not_parsed:?}");
+    assert_eq!(a.coverage.files_not_parsed, 2);
+}
+
+#[test]
+fn truncated_directory_and_asar_still_agree() {
+    let (Some(dir), Some(asar)) = (
+        demo("electron-api-demos-2.0.1"),
+        demo("electron-api-demos-2.0.1.asar"),
+    ) else {
+        return;
+    };
+    let options = Options {
+        limits: Limits {
+            max_files: 40,
+            ..Limits::default()
+        },
+        read_source_maps: false,
+    };
+    let d = analyze(&dir, &options, &Silent).unwrap();
+    let a = analyze(&asar, &options, &Silent).unwrap();
+    assert_eq!(d.coverage.status, CoverageStatus::Truncated);
+    assert_eq!(d.coverage.files_seen, 40);
+    assert_eq!(d.graph_sha256, a.graph_sha256);
+}
+
+#[test]
+fn progress_counts_every_parsed_file_and_odd_inputs_are_refused() {
+    use std::cell::Cell;
+    struct Count(Cell<u64>, Cell<u64>);
+    impl super::Progress for Count {
+        fn total(&self, files: u64) {
+            self.0.set(files);
+        }
+        fn advance(&self, _path: &str) {
+            self.1.set(self.1.get() + 1);
+        }
+    }
+    let t = tempfile::tempdir().unwrap();
+    for name in ["a.js", "b.ts", "c.html", "d.png", "e.json"] {
+        std::fs::write(t.path().join(name), "x").unwrap();
+    }
+    let c = Count(Cell::new(0), Cell::new(0));
+    let a = analyze(t.path(), &Options::default(), &c).unwrap();
+    assert_eq!((c.0.get(), c.1.get()), (3, 3));
+    assert_eq!(a.coverage.files_seen, 5);
+    assert_eq!(a.coverage.files_parsed, 3);
+    let not_app = analyze(&t.path().join("d.png"), &Options::default(), &Silent);
+    assert!(matches!(not_app, Err(JsError::NotAnApplication { .. })));
+    let missing = analyze(&t.path().join("nope"), &Options::default(), &Silent);
+    assert!(matches!(missing, Err(JsError::Io { .. })));
 }
