@@ -490,6 +490,21 @@ pub fn unknowns(
                 format!("{} was not parsed: {why}", f.path),
             ),
             Some(Parsed::Module(m)) => {
+                if m.facts_omitted > 0 || m.parse.walk_truncated {
+                    push(
+                        UnknownKind::LimitReached,
+                        format!(
+                            "{}: {} fact(s) past the per-list cap were dropped{}",
+                            f.path,
+                            m.facts_omitted,
+                            if m.parse.walk_truncated {
+                                "; part of the syntax tree nests too deeply to be walked"
+                            } else {
+                                ""
+                            }
+                        ),
+                    );
+                }
                 if let Some(why) = &m.parse.not_parsed {
                     push(
                         UnknownKind::NotParsed,

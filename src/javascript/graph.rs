@@ -890,7 +890,15 @@ fn page_refs(g: &mut Graph, index: &FileIndex, path: &str, from: &str, page: &Pa
         let Some(target) = r.target.as_deref() else {
             continue;
         };
-        let to = if url_scheme(target).is_some_and(|s| s != "file") {
+        let scheme = url_scheme(target);
+        let to = if scheme.as_deref().is_some_and(|s| s != "file") {
+            if scheme.as_deref() == Some("http") {
+                g.insecure.push(Site {
+                    node: Some(from.to_owned()),
+                    location: at.clone(),
+                    message: format!("{path} loads the plain http: URL {target}"),
+                });
+            }
             Ok(g.url(target, at.clone()))
         } else {
             let cut = target.split(['?', '#']).next().unwrap_or_default();

@@ -165,11 +165,18 @@ fn hand_made() -> Analysis {
         pos: at(1, 1),
     });
     let page = super::html::PageFacts {
-        refs: vec![super::html::PageRef {
-            kind: super::html::RefKind::Script,
-            target: Some("renderer.js".into()),
-            pos: at(3, 1),
-        }],
+        refs: vec![
+            super::html::PageRef {
+                kind: super::html::RefKind::Script,
+                target: Some("renderer.js".into()),
+                pos: at(3, 1),
+            },
+            super::html::PageRef {
+                kind: super::html::RefKind::Iframe,
+                target: Some("http://example.com/".into()),
+                pos: at(4, 1),
+            },
+        ],
         ..Default::default()
     };
     built(
@@ -295,7 +302,18 @@ fn builder_joins_hand_made_facts() {
         json!({"node_integration": false, "context_isolation": true, "sandbox": true})
     );
     let obs: Vec<_> = a.findings.observations.iter().map(|o| o.kind).collect();
-    assert_eq!(obs, [ObservationKind::NoContentSecurityPolicy]);
+    assert_eq!(
+        obs,
+        [
+            ObservationKind::InsecureUrl,
+            ObservationKind::NoContentSecurityPolicy
+        ]
+    );
+    let url = node(&a, NodeKind::Url, "http://example.com/");
+    assert_eq!(
+        (&url.attributes["scheme"], &url.attributes["host"]),
+        (&json!("http"), &json!("example.com"))
+    );
     assert_eq!(a.coverage.status, CoverageStatus::Partial);
 }
 
