@@ -885,3 +885,24 @@ fn progress_counts_every_parsed_file_and_odd_inputs_are_refused() {
     let missing = analyze(&t.path().join("nope"), &Options::default(), &Silent);
     assert!(matches!(missing, Err(JsError::Io { .. })));
 }
+
+#[test]
+fn integrity_is_checked_for_files_that_are_not_read() {
+    let t = tempfile::tempdir().unwrap();
+    let good = content_sha256(b"abc");
+    let json = format!(
+        r#"{{"files":{{"a.png":{{"size":3,"offset":"0","integrity":{{"algorithm":"SHA256","hash":"{}","blockSize":4194304,"blocks":["{}"]}}}},"b.js":{{"size":3,"offset":"0","integrity":{{"algorithm":"SHA256","hash":"{good}","blockSize":4194304,"blocks":["{good}"]}}}}}}}}"#,
+        "0".repeat(64),
+        "0".repeat(64)
+    );
+    let a = run(&write_asar(t.path(), &json, b"abc"));
+    let bad: Vec<_> = a
+        .findings
+        .observations
+        .iter()
+        .filter(|o| o.kind == ObservationKind::IntegrityMismatch)
+        .collect();
+    assert_eq!(bad.len(), 1, "{bad:?}");
+    assert_eq!(bad[0].node_id, None);
+    assert_eq!(bad[0].location.as_ref().unwrap().file, "a.png");
+}
