@@ -387,7 +387,13 @@ pub fn relationships(g: &Graph) -> (Vec<Relationship>, Vec<Unknown>) {
     }
     for e in g.edges.iter().filter(|e| e.kind == EdgeKind::UsesApi) {
         let Some(api) = e.to.as_deref() else { continue };
-        for p in exposers.get(api).into_iter().flatten() {
+        // A preload reading its own API is not a renderer using it.
+        let others = exposers
+            .get(api)
+            .into_iter()
+            .flatten()
+            .filter(|p| **p != e.from);
+        for p in others {
             rels.insert((
                 RelationshipKind::RendererToPreload,
                 e.from.clone(),

@@ -951,6 +951,18 @@ fn entry_main(g: &mut Graph, index: &FileIndex, pkg: Option<&PackageInfo>) {
         .and_then(|p| p.main.clone())
         .unwrap_or_else(|| "index.js".into());
     let Some(path) = join_inside("", &main).and_then(|p| index.file_like(&p)) else {
+        // Only a declared main is worth an unknown; a directory without
+        // one may simply be a library or a set of pages.
+        if pkg.is_some_and(|p| p.main.is_some()) {
+            g.unresolved_imports.push(Site {
+                node: None,
+                location: SourceLocation::file_start("package.json"),
+                message: format!(
+                    "package.json: main {} names no file of the application",
+                    short(&main)
+                ),
+            });
+        }
         return;
     };
     if let Some(id) = g.file_nodes.get(&path).cloned() {
@@ -959,5 +971,21 @@ fn entry_main(g: &mut Graph, index: &FileIndex, pkg: Option<&PackageInfo>) {
             node_id: id,
             path,
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_come_from_the_authority() {
+        assert_eq!(
+            host_of("https://User@Example.com:8080/x?y").as_deref(),
+            Some("example.com")
+        );
+        assert_eq!(host_of("http://[::1]:80/").as_deref(), Some("[::1]"));
+        assert_eq!(host_of("file:///etc/x"), None);
+        assert_eq!(host_of("mailto:a@b"), None);
     }
 }

@@ -906,3 +906,21 @@ fn integrity_is_checked_for_files_that_are_not_read() {
     assert_eq!(bad[0].node_id, None);
     assert_eq!(bad[0].location.as_ref().unwrap().file, "a.png");
 }
+
+#[test]
+fn a_main_that_names_no_file_is_unknown() {
+    let t = tempfile::tempdir().unwrap();
+    std::fs::write(t.path().join("package.json"), r#"{"main":"dist/nope.js"}"#).unwrap();
+    std::fs::write(t.path().join("other.js"), "1").unwrap();
+    let a = run(t.path());
+    assert!(a.entry_points.is_empty());
+    let u: Vec<_> = a
+        .findings
+        .unknowns
+        .iter()
+        .filter(|u| u.kind == UnknownKind::UnresolvedImport)
+        .collect();
+    assert_eq!(u.len(), 1);
+    assert!(u[0].message.contains("dist/nope.js"), "{u:?}");
+    assert_eq!(a.coverage.status, CoverageStatus::Partial);
+}
