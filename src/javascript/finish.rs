@@ -48,7 +48,7 @@ pub fn analysis(
     );
 
     let mut observations = findings::observations(&g, listing);
-    let (relationships, mut unknowns) = findings::relationships(&g);
+    let (relationships, counted_only, mut unknowns) = findings::relationships(&g);
     unknowns.extend(findings::unknowns(
         &g,
         listing,
@@ -95,7 +95,7 @@ pub fn analysis(
             unknowns,
             omitted: FindingsOmitted {
                 observations: o_omitted,
-                relationships: r_omitted,
+                relationships: r_omitted + counted_only,
                 unknowns: u_omitted,
             },
         },

@@ -924,3 +924,37 @@ fn a_main_that_names_no_file_is_unknown() {
     assert!(u[0].message.contains("dist/nope.js"), "{u:?}");
     assert_eq!(a.coverage.status, CoverageStatus::Partial);
 }
+
+#[test]
+fn a_crowded_channel_is_counted_not_multiplied() {
+    let names: Vec<String> = (0..600).map(|i| format!("m{i:03}.js")).collect();
+    let files: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), n.as_str())).collect();
+    let facts = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let mut f = parsed_ok();
+            let (role, api) = if i % 2 == 0 {
+                (IpcRole::Send, "ipcRenderer.send")
+            } else {
+                (IpcRole::Handle, "ipcMain.on")
+            };
+            f.ipc.push(IpcFact {
+                role,
+                api: api.into(),
+                channel: hint("busy"),
+                pos: at(1, 1),
+            });
+            (n.as_str(), Parsed::Module(f))
+        })
+        .collect();
+    let started = std::time::Instant::now();
+    let a = built(&files, facts, None);
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    a.validate().unwrap();
+    assert_eq!(a.findings.relationships.len(), FINDINGS_CAP);
+    assert_eq!(
+        a.findings.omitted.relationships,
+        300 * 300 - FINDINGS_CAP as u64
+    );
+}
