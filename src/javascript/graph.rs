@@ -15,7 +15,7 @@ use super::model::*;
 use super::native;
 use super::package::{self, package_of};
 use super::resolve::{FileIndex, Target, url_scheme};
-use super::source::Listing;
+use super::source::{Listing, SourceFile};
 use crate::artifacts::paths::{join_inside, parent_dir};
 
 /// What the extraction thread produced for one listed file.
@@ -272,6 +272,12 @@ pub fn build(input: &BuildInput<'_>) -> Graph {
 }
 
 fn file_nodes(g: &mut Graph, input: &BuildInput<'_>) {
+    let by_path: BTreeMap<&str, &SourceFile> = input
+        .listing
+        .files
+        .iter()
+        .map(|f| (f.path.as_str(), f))
+        .collect();
     for (i, f) in input.listing.files.iter().enumerate() {
         let at = SourceLocation::file_start(&f.path);
         let key = json!({"path": f.path, "sha256": f.sha256});
@@ -305,7 +311,7 @@ fn file_nodes(g: &mut Graph, input: &BuildInput<'_>) {
             attrs.insert("process_basis".into(), json!("none"));
             if input.read_source_maps
                 && let Some(m) = facts
-                && let Some(sources) = source_map_sources(input.listing, &f.path, m)
+                && let Some(sources) = source_map_sources(&by_path, &f.path, m)
             {
                 attrs.insert("source_map_sources".into(), json!(sources));
             }
@@ -341,13 +347,17 @@ fn file_nodes(g: &mut Graph, input: &BuildInput<'_>) {
 }
 
 /// The `sources` of a minified module's relative `.map` file, when present.
-fn source_map_sources(listing: &Listing, path: &str, m: &ModuleFacts) -> Option<Vec<String>> {
+fn source_map_sources(
+    listing: &BTreeMap<&str, &SourceFile>,
+    path: &str,
+    m: &ModuleFacts,
+) -> Option<Vec<String>> {
     let url = m.parse.source_map_url.as_deref()?;
     if url_scheme(url).is_some() || url.starts_with('/') {
         return None;
     }
     let target = join_inside(parent_dir(path), url)?;
-    let file = listing.files.iter().find(|f| f.path == target)?;
+    let file = listing.get(target.as_str())?;
     let v = package::bounded_json(file.bytes.as_deref()?)?;
     let sources = v.get("sources")?.as_array()?;
     Some(
