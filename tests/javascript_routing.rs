@@ -175,7 +175,10 @@ fn rea_analyze_summarises_the_real_demo_app_and_its_asar_alike() {
         "Windows (",
         "IPC channels (",
         "asynchronous-message",
-        "main-process/communication/async-msg.js:",
+        "main-process/communication/async-msg.js:3:1",
+        "renderer-process/communication/async-msg.js:6:3",
+        "Menus and trays (",
+        "Select All",
         "Unknowns (",
     ] {
         assert!(text.contains(expected), "missing {expected:?} in\n{text}");

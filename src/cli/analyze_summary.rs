@@ -27,6 +27,7 @@ pub fn write_summary(out: &mut impl Write, a: &Analysis, shown_path: &str) -> io
         "Exposed APIs (contextBridge)",
         "members",
     )?;
+    named_list(out, a, NodeKind::Menu, "Menus and trays", "labels")?;
     native_modules(out, a)?;
     named_list(out, a, NodeKind::Protocol, "Custom protocols", "methods")?;
     observations(out, a)?;
