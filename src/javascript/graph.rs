@@ -320,8 +320,12 @@ fn file_nodes(g: &mut Graph, input: &BuildInput<'_>) {
         } else if is_page(&f.path) {
             let mut attrs = base;
             attrs.insert("process".into(), json!("renderer"));
-            let csp = matches!(parsed, Some(Parsed::Page(p)) if p.csp);
-            attrs.insert("csp".into(), json!(csp));
+            // Unknown (null) when the page could not be read.
+            let csp = match parsed {
+                Some(Parsed::Page(p)) => json!(p.csp),
+                _ => Value::Null,
+            };
+            attrs.insert("csp".into(), csp);
             let id = g.node(NodeKind::HtmlPage, key, &f.path, at, attrs);
             g.file_nodes.insert(f.path.clone(), id);
         } else if is_native(&f.path) {
