@@ -12,8 +12,10 @@
 //! before parsing) and entry count. Offsets are returned as read; the
 //! caller checks them against the archive's length.
 
+use crate::artifacts::model::sha256_hex;
 use crate::session::canonical::nests_deeper_than;
 use serde_json::Value;
+use std::path::{Path, PathBuf};
 
 /// Largest header accepted.
 pub const MAX_HEADER_BYTES: u64 = 16 << 20;
@@ -247,6 +249,58 @@ fn node_kind(node: &Value) -> (AsarEntryKind, Option<String>) {
         },
         problem,
     )
+}
+
+/// Compares the header's SHA256 records with the bytes.
+pub fn check_integrity(i: &Integrity, bytes: &[u8]) -> Result<(), String> {
+    if !i.algorithm.eq_ignore_ascii_case("sha256") {
+        return Err(format!(
+            "algorithm {:?} is not checked",
+            i.algorithm.chars().take(32).collect::<String>()
+        ));
+    }
+    if !sha256_hex(bytes).eq_ignore_ascii_case(&i.hash) {
+        return Err("the file's sha256 differs from its integrity hash".into());
+    }
+    if i.block_size > 0 && !i.blocks.is_empty() {
+        let size = usize::try_from(i.block_size).unwrap_or(usize::MAX);
+        let chunks = bytes.chunks(size);
+        if chunks.len() != i.blocks.len() {
+            return Err(format!(
+                "{} integrity blocks for {} chunks",
+                i.blocks.len(),
+                chunks.len()
+            ));
+        }
+        for (n, (chunk, want)) in chunks.zip(&i.blocks).enumerate() {
+            if !sha256_hex(chunk).eq_ignore_ascii_case(want) {
+                return Err(format!("block {n} differs from its integrity hash"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The `<archive>.unpacked` directory beside an asar file, when it is a
+/// real directory (never one reached through a symlink).
+pub fn unpacked_dir(archive: &Path) -> Option<PathBuf> {
+    let name = archive.file_name()?.to_str()?;
+    let dir = archive.with_file_name(format!("{name}.unpacked"));
+    std::fs::symlink_metadata(&dir)
+        .is_ok_and(|m| m.is_dir())
+        .then_some(dir)
+}
+
+/// The metadata of `file` when it is a regular file whose real path stays
+/// inside the unpacked directory `dir` (itself canonical): a symlinked
+/// component could otherwise probe (or read) anything.
+pub fn unpacked_file_inside(dir: &Path, file: &Path) -> Option<std::fs::Metadata> {
+    let inside = file
+        .canonicalize()
+        .is_ok_and(|real| real.starts_with(dir) && real != dir);
+    std::fs::symlink_metadata(file)
+        .ok()
+        .filter(|m| m.is_file() && inside)
 }
 
 /// Builds asar bytes from a JSON header and the data section (for tests

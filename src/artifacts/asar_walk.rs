@@ -2,7 +2,7 @@
 //! their integrity record checked), links become symlink occurrences,
 //! unpacked files are looked for in `<archive>.asar.unpacked/`.
 
-use super::asar::{AsarEntryKind, AsarError, Integrity, read_header};
+use super::asar::{AsarEntryKind, AsarError, check_integrity, read_header, unpacked_file_inside};
 use super::model::*;
 use super::paths;
 use super::walk::{Container, Content, Entry, Walk};
@@ -132,36 +132,6 @@ pub(crate) fn walk(w: &mut Walk, c: &Container, b: &[u8]) -> Result<(), Artifact
     Ok(())
 }
 
-/// Compares the header's SHA256 records with the bytes.
-fn check_integrity(i: &Integrity, bytes: &[u8]) -> Result<(), String> {
-    if !i.algorithm.eq_ignore_ascii_case("sha256") {
-        return Err(format!(
-            "algorithm {:?} is not checked",
-            i.algorithm.chars().take(32).collect::<String>()
-        ));
-    }
-    if !sha256_hex(bytes).eq_ignore_ascii_case(&i.hash) {
-        return Err("the file's sha256 differs from its integrity hash".into());
-    }
-    if i.block_size > 0 && !i.blocks.is_empty() {
-        let size = usize::try_from(i.block_size).unwrap_or(usize::MAX);
-        let chunks = bytes.chunks(size);
-        if chunks.len() != i.blocks.len() {
-            return Err(format!(
-                "{} integrity blocks for {} chunks",
-                i.blocks.len(),
-                chunks.len()
-            ));
-        }
-        for (n, (chunk, want)) in chunks.zip(&i.blocks).enumerate() {
-            if !sha256_hex(chunk).eq_ignore_ascii_case(want) {
-                return Err(format!("block {n} differs from its integrity hash"));
-            }
-        }
-    }
-    Ok(())
-}
-
 /// An unpacked file: read from `<archive>.asar.unpacked/` when the asar
 /// is the root file on disk (a regular file there, never a symlink),
 /// reported missing when absent, unexplored for nested asars. Returns
@@ -184,16 +154,10 @@ fn unpacked_file(w: &mut Walk, c: &Container, mut e: Entry<'_>) -> bool {
             return true;
         }
     };
-    // A regular file whose real path stays inside the unpacked directory:
-    // a symlinked component could otherwise probe (or read) anything.
-    let inside = |dir: &std::path::Path| {
-        file.canonicalize()
-            .is_ok_and(|real| real.starts_with(dir) && real != dir)
-    };
-    let meta = std::fs::symlink_metadata(&file)
-        .ok()
-        .filter(|m| m.is_file())
-        .filter(|_| w.asar_unpacked.as_deref().is_some_and(inside));
+    let meta = w
+        .asar_unpacked
+        .as_deref()
+        .and_then(|dir| unpacked_file_inside(dir, &file));
     let Some(meta) = meta else {
         e.limitations
             .push("marked unpacked, but not a regular file in <archive>.asar.unpacked/".into());

@@ -86,10 +86,6 @@ pub fn inspect(
     limits: &Limits,
 ) -> Result<Inspection, ArtifactError> {
     limits.validate()?;
-    let name = root
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
     if format == ArtifactFormat::AppBundle {
         if !root.is_dir() {
             return Err(ArtifactError::FormatMismatch {
@@ -115,10 +111,7 @@ pub fn inspect(
     if format == ArtifactFormat::Asar {
         // Only a real directory beside the archive (itself admitted and
         // canonical), never one reached through a symlink.
-        let unpacked = root.with_file_name(format!("{name}.unpacked"));
-        w.asar_unpacked = std::fs::symlink_metadata(&unpacked)
-            .is_ok_and(|m| m.is_dir())
-            .then_some(unpacked);
+        w.asar_unpacked = asar::unpacked_dir(root);
     }
     if meta.len() == 0 {
         return run(w, &[], format);

@@ -12,12 +12,26 @@
 //! packages and built-ins → `build` joins the facts into content-addressed
 //! nodes and edges and derives findings.
 
+pub mod detect;
 pub mod facts;
+mod findings;
+mod finish;
+pub mod graph;
+pub mod html;
 pub mod model;
+pub mod native;
+pub mod package;
+pub mod resolve;
+pub mod source;
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
+pub use detect::looks_like_application;
 pub use model::*;
+
+use facts::{Language, ModuleFacts};
+use graph::Parsed;
 
 /// Progress reports for long analyses (the CLI draws a bar from them).
 pub trait Progress {
@@ -35,13 +49,126 @@ impl Progress for Silent {
     fn advance(&self, _path: &str) {}
 }
 
+/// The per-file extractor and the stack it needs.
+#[derive(Clone, Copy)]
+pub struct Extractor {
+    pub run: fn(&str, Language) -> ModuleFacts,
+    pub stack_bytes: usize,
+}
+
 /// Analyses the application at `path` (a directory or an `.asar` file).
 pub fn analyze(
     path: &Path,
     options: &Options,
     progress: &dyn Progress,
 ) -> Result<Analysis, JsError> {
+    analyze_with(path, options, progress, default_extractor())
+}
+
+fn default_extractor() -> Extractor {
+    Extractor {
+        run: pending_extract,
+        stack_bytes: 64 << 20,
+    }
+}
+
+/// Placeholder until the extractor lands: every file "not parsed".
+fn pending_extract(_: &str, _: Language) -> ModuleFacts {
+    let mut f = ModuleFacts::default();
+    f.parse.not_parsed = Some("the JavaScript extractor is not built in".into());
+    f
+}
+
+/// [`analyze`] with a given extractor (tests use hand-made facts).
+pub fn analyze_with(
+    path: &Path,
+    options: &Options,
+    progress: &dyn Progress,
+    extractor: Extractor,
+) -> Result<Analysis, JsError> {
     options.limits.validate()?;
-    let _ = (path, progress);
-    unimplemented!("scaffold: filled in by the engine work")
+    let listing = source::list(path, &options.limits)?;
+    let package = listing
+        .files
+        .iter()
+        .find(|f| f.path == "package.json")
+        .and_then(|f| package::parse(&f.path, f.bytes.as_deref()?));
+    let parsed = extract_all(&listing, extractor, progress)?;
+    Ok(finish::analysis(
+        &listing,
+        &parsed,
+        package.as_ref(),
+        options,
+    ))
+}
+
+/// What to do with one listed file.
+fn job(file: &source::SourceFile) -> Option<(Option<Language>, bool)> {
+    let language = Language::of_path(&file.path);
+    let lower = file.path.to_ascii_lowercase();
+    let page = lower.ends_with(".html") || lower.ends_with(".htm");
+    (language.is_some() || page).then_some((language, page))
+}
+
+/// Parses every source file and page on one thread with the extractor's
+/// stack; progress is reported from the calling thread.
+fn extract_all(
+    listing: &source::Listing,
+    extractor: Extractor,
+    progress: &dyn Progress,
+) -> Result<BTreeMap<usize, Parsed>, JsError> {
+    let jobs: Vec<usize> = (0..listing.files.len())
+        .filter(|&i| job(&listing.files[i]).is_some())
+        .collect();
+    progress.total(jobs.len() as u64);
+    let (tx, rx) = std::sync::mpsc::channel::<(usize, Parsed)>();
+    let jobs = &jobs;
+    std::thread::scope(|scope| {
+        let worker = std::thread::Builder::new()
+            .name("rea-js-extract".into())
+            .stack_size(extractor.stack_bytes)
+            .spawn_scoped(scope, move || {
+                for &i in jobs {
+                    let parsed = parse_one(&listing.files[i], extractor);
+                    if tx.send((i, parsed)).is_err() {
+                        return;
+                    }
+                }
+                drop(tx);
+            })
+            .map_err(|e| JsError::Io {
+                path: "<extraction thread>".into(),
+                reason: e.to_string(),
+            })?;
+        let mut out = BTreeMap::new();
+        for (i, parsed) in rx {
+            progress.advance(&listing.files[i].path);
+            out.insert(i, parsed);
+        }
+        worker.join().map_err(|_| JsError::Invalid {
+            detail: "the extraction thread stopped unexpectedly".into(),
+        })?;
+        Ok(out)
+    })
+}
+
+fn parse_one(file: &source::SourceFile, extractor: Extractor) -> Parsed {
+    let Some((language, page)) = job(file) else {
+        return Parsed::NotParsed("not a source file".into());
+    };
+    let Some(bytes) = file.bytes.as_deref() else {
+        let why = file.not_read.clone().unwrap_or_else(|| "not read".into());
+        return Parsed::NotParsed(why);
+    };
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return Parsed::NotParsed("not valid UTF-8".into());
+    };
+    if page {
+        return Parsed::Page(html::scan(text, &|body, l| (extractor.run)(body, l)));
+    }
+    match language {
+        Some(l) => Parsed::Module((extractor.run)(text, l)),
+        None => Parsed::NotParsed("not a source file".into()),
+    }
 }

@@ -1,0 +1,942 @@
+//! Joins the per-file facts into the content-addressed graph: one node per
+//! file, package, built-in, window, channel, API, protocol, URL, menu and
+//! webview; one edge per site. Node keys follow `model::NodeKind`'s docs.
+//! Findings are derived afterwards (`findings.rs`) from the finished graph.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use super::facts::{
+    ImportKind, IpcRole, Language, ModuleFacts, Pos, PrefValue, StringHint, WindowFact,
+};
+use super::html::{PageFacts, RefKind};
+use super::model::*;
+use super::native;
+use super::package::{self, package_of};
+use super::resolve::{FileIndex, Target, url_scheme};
+use super::source::Listing;
+use crate::artifacts::paths::{join_inside, parent_dir};
+
+/// What the extraction thread produced for one listed file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Parsed {
+    Module(ModuleFacts),
+    Page(PageFacts),
+    /// A source file or page that was not parsed; why.
+    NotParsed(String),
+}
+
+/// A window as the builder keeps it for findings.
+#[derive(Debug, Clone)]
+pub struct WindowInfo {
+    pub node: String,
+    pub location: SourceLocation,
+    pub fact: WindowFact,
+    pub effective: BTreeMap<&'static str, Value>,
+}
+
+/// A site whose value rea could not see (for unknowns).
+#[derive(Debug, Clone)]
+pub struct Site {
+    pub node: Option<String>,
+    pub location: SourceLocation,
+    pub message: String,
+}
+
+/// The graph under construction plus what findings need.
+#[derive(Debug, Default)]
+pub struct Graph {
+    pub nodes: BTreeMap<String, Node>,
+    pub edges: Vec<Edge>,
+    pub entry_points: Vec<EntryPoint>,
+    pub windows: Vec<WindowInfo>,
+    /// path → node id for file nodes.
+    pub file_nodes: BTreeMap<String, String>,
+    pub dynamic: Vec<Site>,
+    pub computed: Vec<Site>,
+    pub unresolved_imports: Vec<Site>,
+    pub insecure: Vec<Site>,
+    pub open_dynamic: Vec<Site>,
+    pub remote: Vec<Site>,
+    pub webviews: Vec<Site>,
+    pub electron_major: Option<u64>,
+    /// path → (size, sha256) of every listed file.
+    pub meta: BTreeMap<String, (u64, Option<String>)>,
+}
+
+pub fn loc(file: &str, p: Pos) -> SourceLocation {
+    SourceLocation {
+        file: file.to_owned(),
+        line: p.line.max(1),
+        column: p.column.max(1),
+    }
+}
+
+fn short(text: &str) -> String {
+    text.chars().take(EXCERPT_CHARS).collect()
+}
+
+fn language_name(l: Language) -> &'static str {
+    match l {
+        Language::JavaScript => "javascript",
+        Language::Module => "module",
+        Language::Jsx => "jsx",
+        Language::TypeScript => "typescript",
+        Language::Tsx => "tsx",
+    }
+}
+
+fn is_page(path: &str) -> bool {
+    let l = path.to_ascii_lowercase();
+    l.ends_with(".html") || l.ends_with(".htm")
+}
+
+fn is_native(path: &str) -> bool {
+    path.to_ascii_lowercase().ends_with(".node")
+}
+
+impl Graph {
+    /// Adds (or widens) a node; named nodes keep their first site.
+    fn node(
+        &mut self,
+        kind: NodeKind,
+        key: Value,
+        name: &str,
+        location: SourceLocation,
+        attributes: BTreeMap<String, Value>,
+    ) -> String {
+        let id = node_id(kind, &key);
+        match self.nodes.get_mut(&id) {
+            Some(n) => {
+                if location < n.location {
+                    n.location = location;
+                }
+            }
+            None => {
+                self.nodes.insert(
+                    id.clone(),
+                    Node {
+                        node_id: id.clone(),
+                        kind,
+                        name: short(name),
+                        location,
+                        attributes,
+                    },
+                );
+            }
+        }
+        id
+    }
+
+    fn named(&mut self, kind: NodeKind, name: &str, at: SourceLocation) -> String {
+        self.node(kind, json!({"name": name}), name, at, BTreeMap::new())
+    }
+
+    fn attr(&mut self, id: &str, key: &str, value: Value) {
+        if let Some(n) = self.nodes.get_mut(id) {
+            n.attributes.insert(key.to_owned(), value);
+        }
+    }
+
+    fn edge(
+        &mut self,
+        kind: EdgeKind,
+        from: &str,
+        to: Result<String, String>,
+        location: Option<SourceLocation>,
+        detail: Option<String>,
+    ) {
+        let (to, unresolved) = match to {
+            Ok(id) => (Some(id), None),
+            Err(reason) => (None, Some(short(&reason))),
+        };
+        self.edges.push(Edge::new(
+            kind,
+            from.to_owned(),
+            to,
+            location,
+            detail.map(|d| short(&d)),
+            unresolved,
+        ));
+    }
+
+    /// A URL node with its scheme and host.
+    fn url(&mut self, url: &str, at: SourceLocation) -> String {
+        let id = self.named(NodeKind::Url, url, at);
+        let scheme = url_scheme(url).unwrap_or_default();
+        self.attr(&id, "scheme", json!(scheme));
+        self.attr(&id, "host", json!(host_of(url)));
+        id
+    }
+}
+
+/// The host of a URL (`https://user@h:1/x` → `h`), or null.
+pub fn host_of(url: &str) -> Option<String> {
+    let rest = url.split_once("://")?.1;
+    let auth = rest.split(['/', '?', '#']).next()?;
+    let host = auth.rsplit('@').next()?;
+    let host = if host.starts_with('[') {
+        host.split(']').next().map(|h| format!("{h}]"))?
+    } else {
+        host.split(':').next()?.to_owned()
+    };
+    (!host.is_empty()).then(|| host.to_ascii_lowercase())
+}
+
+/// Input of [`build`].
+pub struct BuildInput<'a> {
+    pub listing: &'a Listing,
+    /// Facts by index into `listing.files`.
+    pub parsed: &'a BTreeMap<usize, Parsed>,
+    pub package: Option<&'a PackageInfo>,
+    pub read_source_maps: bool,
+}
+
+/// Builds the graph (nodes, edges, entry points, windows and sites).
+pub fn build(input: &BuildInput<'_>) -> Graph {
+    let mut g = Graph {
+        electron_major: input.package.and_then(PackageInfo::electron_major),
+        ..Graph::default()
+    };
+    let files = &input.listing.files;
+    let mut index = FileIndex::new(files.iter().map(|f| f.path.clone()));
+    let mut versions: BTreeMap<String, (Option<String>, String)> = BTreeMap::new();
+    for f in files.iter().filter(|f| f.path.ends_with("package.json")) {
+        let Some(info) = f.bytes.as_deref().and_then(|b| package::parse(&f.path, b)) else {
+            continue;
+        };
+        let dir = parent_dir(&f.path);
+        if let Some(main) = &info.main {
+            index.set_main(dir, main);
+        }
+        if let Some((name, root)) = package_of(&f.path)
+            && root == dir
+        {
+            // The shallowest copy of a package wins.
+            let replace = versions
+                .get(&name)
+                .is_none_or(|(_, r)| r.len() > root.len());
+            if replace {
+                versions.insert(name, (info.version.clone(), root));
+            }
+        }
+    }
+    g.meta = files
+        .iter()
+        .map(|f| (f.path.clone(), (f.size, f.sha256.clone())))
+        .collect();
+    file_nodes(&mut g, input);
+    for (i, parsed) in input.parsed {
+        let Some(file) = files.get(*i) else { continue };
+        let Some(from) = g.file_nodes.get(&file.path).cloned() else {
+            continue;
+        };
+        match parsed {
+            Parsed::Module(facts) => {
+                module_facts(&mut g, &index, input, &file.path, &from, facts, false)
+            }
+            Parsed::Page(page) => {
+                page_refs(&mut g, &index, &file.path, &from, page);
+                module_facts(&mut g, &index, input, &file.path, &from, &page.inline, true);
+            }
+            Parsed::NotParsed(_) => {}
+        }
+    }
+    shipped_natives(&mut g, input.package, &versions);
+    entry_main(&mut g, &index, input.package);
+    g
+}
+
+fn file_nodes(g: &mut Graph, input: &BuildInput<'_>) {
+    for (i, f) in input.listing.files.iter().enumerate() {
+        let at = SourceLocation::file_start(&f.path);
+        let key = json!({"path": f.path, "sha256": f.sha256});
+        let base = BTreeMap::from([
+            ("sha256".to_owned(), json!(f.sha256)),
+            ("size".to_owned(), json!(f.size)),
+        ]);
+        let parsed = input.parsed.get(&i);
+        if let Some(language) = Language::of_path(&f.path) {
+            let mut attrs = base;
+            let facts = match parsed {
+                Some(Parsed::Module(m)) => Some(m),
+                _ => None,
+            };
+            let parse = match facts {
+                Some(m) if m.parse.parsed && m.parse.diagnostics_total == 0 => "ok",
+                Some(m) if m.parse.parsed => "errors",
+                _ => "not-parsed",
+            };
+            attrs.insert("language".into(), json!(language_name(language)));
+            attrs.insert("parse".into(), json!(parse));
+            attrs.insert(
+                "minified".into(),
+                json!(facts.is_some_and(|m| m.parse.minified)),
+            );
+            attrs.insert(
+                "source_map".into(),
+                json!(facts.and_then(|m| m.parse.source_map_url.as_deref().map(short))),
+            );
+            attrs.insert("process".into(), json!("unknown"));
+            attrs.insert("process_basis".into(), json!("none"));
+            if input.read_source_maps
+                && let Some(m) = facts
+                && let Some(sources) = source_map_sources(input.listing, &f.path, m)
+            {
+                attrs.insert("source_map_sources".into(), json!(sources));
+            }
+            let id = g.node(NodeKind::Module, key, &f.path, at, attrs);
+            g.file_nodes.insert(f.path.clone(), id);
+        } else if is_page(&f.path) {
+            let mut attrs = base;
+            attrs.insert("process".into(), json!("renderer"));
+            let csp = matches!(parsed, Some(Parsed::Page(p)) if p.csp);
+            attrs.insert("csp".into(), json!(csp));
+            let id = g.node(NodeKind::HtmlPage, key, &f.path, at, attrs);
+            g.file_nodes.insert(f.path.clone(), id);
+        } else if is_native(&f.path) {
+            let mut attrs = base;
+            let info = f.bytes.as_deref().map(native::describe).unwrap_or_default();
+            attrs.insert(
+                "format".into(),
+                json!(if f.bytes.is_some() {
+                    info.format
+                } else {
+                    "unknown"
+                }),
+            );
+            attrs.insert("architectures".into(), json!(info.architectures));
+            attrs.insert("exports".into(), json!(info.exports));
+            attrs.insert("exports_total".into(), json!(info.exports_total));
+            attrs.insert("unpacked".into(), json!(f.unpacked));
+            attrs.insert("package".into(), json!(package_of(&f.path).map(|p| p.0)));
+            let id = g.node(NodeKind::NativeModule, key, &f.path, at, attrs);
+            g.file_nodes.insert(f.path.clone(), id);
+        }
+    }
+}
+
+/// The `sources` of a minified module's relative `.map` file, when present.
+fn source_map_sources(listing: &Listing, path: &str, m: &ModuleFacts) -> Option<Vec<String>> {
+    let url = m.parse.source_map_url.as_deref()?;
+    if url_scheme(url).is_some() || url.starts_with('/') {
+        return None;
+    }
+    let target = join_inside(parent_dir(path), url)?;
+    let file = listing.files.iter().find(|f| f.path == target)?;
+    let v = package::bounded_json(file.bytes.as_deref()?)?;
+    let sources = v.get("sources")?.as_array()?;
+    Some(
+        sources
+            .iter()
+            .filter_map(Value::as_str)
+            .take(256)
+            .map(short)
+            .collect(),
+    )
+}
+
+/// The node a resolved file path leads to; data files get a module node.
+fn file_target(g: &mut Graph, path: &str) -> String {
+    if let Some(id) = g.file_nodes.get(path) {
+        return id.clone();
+    }
+    let (size, sha) = g.meta.get(path).cloned().unwrap_or((0, None));
+    let language = if path.to_ascii_lowercase().ends_with(".json") {
+        "json"
+    } else {
+        "other"
+    };
+    let attrs = BTreeMap::from([
+        ("sha256".to_owned(), json!(sha)),
+        ("size".to_owned(), json!(size)),
+        ("language".to_owned(), json!(language)),
+        ("parse".to_owned(), json!("data")),
+        ("minified".to_owned(), json!(false)),
+        ("source_map".to_owned(), Value::Null),
+        ("process".to_owned(), json!("unknown")),
+        ("process_basis".to_owned(), json!("none")),
+    ]);
+    let id = g.node(
+        NodeKind::Module,
+        json!({"path": path, "sha256": sha}),
+        path,
+        SourceLocation::file_start(path),
+        attrs,
+    );
+    g.file_nodes.insert(path.to_owned(), id.clone());
+    id
+}
+
+fn package_node(
+    g: &mut Graph,
+    pkg: Option<&PackageInfo>,
+    name: &str,
+    found: bool,
+    at: SourceLocation,
+) -> String {
+    let id = g.named(NodeKind::Package, name, at);
+    let (declared, kind) = pkg.map_or((None, "undeclared"), |p| p.declared(name));
+    let declared = declared.map(str::to_owned);
+    g.attr(&id, "declared", json!(declared));
+    g.attr(&id, "dependency_type", json!(kind));
+    let was = g.nodes[&id]
+        .attributes
+        .get("resolved")
+        .and_then(Value::as_bool);
+    g.attr(&id, "resolved", json!(found || was == Some(true)));
+    if !g.nodes[&id].attributes.contains_key("version") {
+        g.attr(&id, "version", Value::Null);
+    }
+    id
+}
+
+#[allow(clippy::too_many_arguments)]
+fn module_facts(
+    g: &mut Graph,
+    index: &FileIndex,
+    input: &BuildInput<'_>,
+    path: &str,
+    from: &str,
+    f: &ModuleFacts,
+    in_page: bool,
+) {
+    imports(g, index, input, path, from, f, in_page);
+    for w in &f.windows {
+        window(g, index, path, from, w);
+    }
+    for l in &f.loose_loads {
+        load(g, index, path, from, &l.method, &l.target, loc(path, l.pos));
+    }
+    for ipc in &f.ipc {
+        let kind = match ipc.role {
+            IpcRole::Handle => EdgeKind::IpcHandle,
+            IpcRole::Send => EdgeKind::IpcSend,
+            IpcRole::Listen => EdgeKind::IpcListen,
+        };
+        let at = loc(path, ipc.pos);
+        let to = named_or_computed(
+            g,
+            NodeKind::IpcChannel,
+            &ipc.channel,
+            &at,
+            from,
+            "IPC channel",
+        );
+        g.edge(kind, from, to, Some(at), Some(ipc.api.clone()));
+    }
+    for e in &f.exposed {
+        let at = loc(path, e.pos);
+        let to = named_or_computed(
+            g,
+            NodeKind::ExposedApi,
+            &e.key,
+            &at,
+            from,
+            "exposed API key",
+        );
+        if let Ok(id) = &to {
+            let mut members: Vec<Value> = g.nodes[id]
+                .attributes
+                .get("members")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            members.extend(e.members.iter().map(|m| json!(m)));
+            members.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
+            members.dedup();
+            members.truncate(256);
+            g.attr(id, "members", Value::Array(members));
+        }
+        g.edge(
+            EdgeKind::ExposesApi,
+            from,
+            to,
+            Some(at),
+            Some("contextBridge.exposeInMainWorld".into()),
+        );
+    }
+    for p in &f.protocols {
+        let at = loc(path, p.pos);
+        let to = named_or_computed(
+            g,
+            NodeKind::Protocol,
+            &p.scheme,
+            &at,
+            from,
+            "protocol scheme",
+        );
+        if let Ok(id) = &to {
+            let mut methods: Vec<Value> = g.nodes[id]
+                .attributes
+                .get("methods")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            methods.push(json!(p.method));
+            methods.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
+            methods.dedup();
+            g.attr(id, "methods", Value::Array(methods));
+        }
+        g.edge(
+            EdgeKind::RegistersProtocol,
+            from,
+            to,
+            Some(at),
+            Some(format!("protocol.{}", p.method)),
+        );
+    }
+    for o in &f.open_external {
+        let at = loc(path, o.pos);
+        let detail = Some(format!("shell.{}", o.method));
+        match o
+            .target
+            .literal
+            .as_deref()
+            .filter(|l| url_scheme(l).is_some())
+        {
+            Some(url) => {
+                let id = g.url(url, at.clone());
+                if url_scheme(url).as_deref() == Some("http") {
+                    g.insecure.push(Site {
+                        node: Some(from.to_owned()),
+                        location: at.clone(),
+                        message: format!("{path} opens the plain http: URL {url}"),
+                    });
+                }
+                g.edge(EdgeKind::OpensExternal, from, Ok(id), Some(at), detail);
+            }
+            None => {
+                let what = o
+                    .target
+                    .literal
+                    .clone()
+                    .unwrap_or_else(|| o.target.excerpt.clone());
+                let reason = if o.target.literal.is_some() {
+                    format!("not a URL: {}", short(&what))
+                } else {
+                    format!("computed value: {}", short(&what))
+                };
+                if o.target.literal.is_none() {
+                    g.open_dynamic.push(Site {
+                        node: Some(from.to_owned()),
+                        location: at.clone(),
+                        message: format!(
+                            "shell.{} of a computed value: {}",
+                            o.method,
+                            short(&what)
+                        ),
+                    });
+                }
+                g.edge(EdgeKind::OpensExternal, from, Err(reason), Some(at), detail);
+            }
+        }
+    }
+    for u in &f.urls {
+        let at = loc(path, u.pos);
+        let id = g.url(&u.url, at.clone());
+        g.edge(EdgeKind::ReferencesUrl, from, Ok(id), Some(at), None);
+    }
+    for m in &f.menus {
+        let at = loc(path, m.pos);
+        let name = format!("{} {}:{}", m.kind, path, m.pos.line);
+        let attrs = BTreeMap::from([
+            ("menu_kind".to_owned(), json!(m.kind)),
+            (
+                "labels".to_owned(),
+                json!(m.labels.iter().take(256).collect::<Vec<_>>()),
+            ),
+        ]);
+        let id = g.node(
+            NodeKind::Menu,
+            json!({"location": at}),
+            &name,
+            at.clone(),
+            attrs,
+        );
+        g.edge(
+            EdgeKind::BuildsMenu,
+            from,
+            Ok(id),
+            Some(at),
+            Some(m.kind.clone()),
+        );
+    }
+    for r in &f.remote {
+        let at = loc(path, r.pos);
+        let id = g.named(NodeKind::Builtin, "electron", at.clone());
+        g.remote.push(Site {
+            node: Some(from.to_owned()),
+            location: at.clone(),
+            message: format!("{path} uses the remote module ({})", short(&r.api)),
+        });
+        g.edge(
+            EdgeKind::UsesRemote,
+            from,
+            Ok(id),
+            Some(at),
+            Some(r.api.clone()),
+        );
+    }
+}
+
+/// A named node for a static name, or the reason (and a ComputedName site).
+fn named_or_computed(
+    g: &mut Graph,
+    kind: NodeKind,
+    hint: &StringHint,
+    at: &SourceLocation,
+    from: &str,
+    what: &str,
+) -> Result<String, String> {
+    match hint.literal.as_deref() {
+        Some(name) if !name.is_empty() => Ok(g.named(kind, name, at.clone())),
+        _ => {
+            let reason = format!("computed {what}: {}", short(&hint.excerpt));
+            g.computed.push(Site {
+                node: Some(from.to_owned()),
+                location: at.clone(),
+                message: reason.clone(),
+            });
+            Err(reason)
+        }
+    }
+}
+
+fn imports(
+    g: &mut Graph,
+    index: &FileIndex,
+    input: &BuildInput<'_>,
+    path: &str,
+    from: &str,
+    f: &ModuleFacts,
+    in_page: bool,
+) {
+    for imp in &f.imports {
+        let at = loc(path, imp.pos);
+        let Some(spec) = imp.specifier.literal.as_deref() else {
+            let reason = format!("computed specifier: {}", short(&imp.specifier.excerpt));
+            g.dynamic.push(Site {
+                node: Some(from.to_owned()),
+                location: at.clone(),
+                message: format!("{path}: {reason}"),
+            });
+            let kind = if imp.kind == ImportKind::Bindings {
+                EdgeKind::LoadsNative
+            } else {
+                EdgeKind::DynamicImport
+            };
+            g.edge(
+                kind,
+                from,
+                Err(reason),
+                Some(at),
+                Some(short(&imp.specifier.excerpt)),
+            );
+            continue;
+        };
+        let detail = Some(spec.to_owned());
+        if imp.kind == ImportKind::Bindings {
+            let to = index.bindings(path, spec).map(|p| file_target(g, &p));
+            g.edge(EdgeKind::LoadsNative, from, to, Some(at), detail);
+            continue;
+        }
+        let mut kind = match imp.kind {
+            ImportKind::DynamicImport => EdgeKind::DynamicImport,
+            _ if in_page => EdgeKind::HtmlScript,
+            _ => EdgeKind::Imports,
+        };
+        let to = match index.import(path, spec) {
+            Target::File(p) => {
+                if is_native(&p) {
+                    kind = EdgeKind::LoadsNative;
+                }
+                Ok(file_target(g, &p))
+            }
+            Target::Builtin(name) => Ok(g.named(NodeKind::Builtin, &name, at.clone())),
+            Target::Package { name, found } => {
+                Ok(package_node(g, input.package, &name, found, at.clone()))
+            }
+            Target::Unresolved(reason) => {
+                if super::resolve::is_relative(spec) {
+                    g.unresolved_imports.push(Site {
+                        node: Some(from.to_owned()),
+                        location: at.clone(),
+                        message: format!("{path}: {spec}: {reason}"),
+                    });
+                }
+                Err(reason)
+            }
+        };
+        g.edge(kind, from, to, Some(at), detail);
+    }
+}
+
+/// Effective security settings of a window under Electron's defaults.
+pub fn effective(w: &WindowFact, major: Option<u64>) -> BTreeMap<&'static str, Value> {
+    let explicit = |name: &str| match w.web_preferences.get(name) {
+        Some(PrefValue::Bool(b)) => Some(json!(b)),
+        Some(_) => Some(json!("unknown")),
+        None if !w.options_read => Some(json!("unknown")),
+        None => None,
+    };
+    let default = |since: u64, before: bool| match major {
+        Some(m) => json!(if m >= since { !before } else { before }),
+        None => json!("unknown"),
+    };
+    let node = explicit("nodeIntegration").unwrap_or_else(|| default(5, true));
+    let isolation = explicit("contextIsolation").unwrap_or_else(|| default(12, false));
+    let sandbox = explicit("sandbox").unwrap_or_else(|| {
+        // Since 20 renderers are sandboxed unless nodeIntegration is on.
+        match (default(20, false), &node) {
+            (Value::Bool(true), Value::Bool(true)) => json!(false),
+            (Value::Bool(true), Value::String(_)) => json!("unknown"),
+            (d, _) => d,
+        }
+    });
+    BTreeMap::from([
+        ("node_integration", node),
+        ("context_isolation", isolation),
+        ("sandbox", sandbox),
+    ])
+}
+
+fn pref_json(v: &PrefValue) -> Value {
+    match v {
+        PrefValue::Bool(b) => json!(b),
+        PrefValue::Text(h) => match &h.literal {
+            Some(l) => json!(l),
+            None => json!({"computed": h.excerpt}),
+        },
+        PrefValue::Computed(e) => json!({"computed": e}),
+    }
+}
+
+fn window(g: &mut Graph, index: &FileIndex, path: &str, from: &str, w: &WindowFact) {
+    let at = loc(path, w.pos);
+    let effective = effective(w, g.electron_major);
+    let prefs: serde_json::Map<String, Value> = w
+        .web_preferences
+        .iter()
+        .map(|(k, v)| (k.clone(), pref_json(v)))
+        .collect();
+    let attrs = BTreeMap::from([
+        ("constructor".to_owned(), json!(w.constructor)),
+        ("binding".to_owned(), json!(w.binding)),
+        ("options_read".to_owned(), json!(w.options_read)),
+        ("web_preferences".to_owned(), Value::Object(prefs)),
+        ("effective".to_owned(), json!(effective)),
+        ("electron_major".to_owned(), json!(g.electron_major)),
+    ]);
+    let name = format!("{} {}:{}:{}", w.constructor, path, at.line, at.column);
+    let id = g.node(
+        NodeKind::Window,
+        json!({"location": at}),
+        &name,
+        at.clone(),
+        attrs,
+    );
+    g.edge(
+        EdgeKind::CreatesWindow,
+        from,
+        Ok(id.clone()),
+        Some(at.clone()),
+        Some(w.constructor.clone()),
+    );
+    match w.web_preferences.get("preload") {
+        Some(PrefValue::Text(h)) => {
+            let to = index.hint(path, h).map(|p| file_target(g, &p));
+            if let Ok(node) = &to {
+                let p = g.nodes[node].name.clone();
+                g.entry_points.push(EntryPoint {
+                    kind: EntryKind::Preload,
+                    node_id: node.clone(),
+                    path: p,
+                });
+            }
+            g.edge(
+                EdgeKind::Preload,
+                &id,
+                to,
+                Some(at.clone()),
+                Some(short(&h.excerpt)),
+            );
+        }
+        Some(PrefValue::Computed(e)) => {
+            g.edge(
+                EdgeKind::Preload,
+                &id,
+                Err(format!("computed preload path: {}", short(e))),
+                Some(at.clone()),
+                Some(short(e)),
+            );
+        }
+        _ => {}
+    }
+    if matches!(
+        w.web_preferences.get("webviewTag"),
+        Some(PrefValue::Bool(true))
+    ) {
+        let wv = g.node(
+            NodeKind::Webview,
+            json!({"location": at}),
+            &format!("webviewTag {}:{}", path, at.line),
+            at.clone(),
+            BTreeMap::from([("src".to_owned(), Value::Null)]),
+        );
+        g.edge(
+            EdgeKind::EmbedsWebview,
+            &id,
+            Ok(wv),
+            Some(at.clone()),
+            Some("webviewTag".into()),
+        );
+    }
+    for l in &w.loads {
+        load(g, index, path, &id, &l.method, &l.target, loc(path, l.pos));
+    }
+    g.windows.push(WindowInfo {
+        node: id,
+        location: at,
+        fact: w.clone(),
+        effective,
+    });
+}
+
+#[allow(clippy::too_many_arguments)]
+fn load(
+    g: &mut Graph,
+    index: &FileIndex,
+    path: &str,
+    from: &str,
+    method: &str,
+    target: &StringHint,
+    at: SourceLocation,
+) {
+    let detail = Some(method.to_owned());
+    let scheme = target.literal.as_deref().and_then(url_scheme);
+    if let (Some(url), Some(scheme)) = (target.literal.as_deref(), scheme.as_deref())
+        && scheme != "file"
+    {
+        let id = g.url(url, at.clone());
+        if scheme == "http" {
+            g.insecure.push(Site {
+                node: Some(from.to_owned()),
+                location: at.clone(),
+                message: format!("{path} loads the plain http: URL {url}"),
+            });
+        }
+        g.edge(EdgeKind::LoadsPage, from, Ok(id), Some(at), detail);
+        return;
+    }
+    let to = index.hint(path, target).map(|p| file_target(g, &p));
+    if let Ok(node) = &to
+        && g.nodes[node].kind == NodeKind::HtmlPage
+    {
+        let p = g.nodes[node].name.clone();
+        g.entry_points.push(EntryPoint {
+            kind: EntryKind::RendererPage,
+            node_id: node.clone(),
+            path: p,
+        });
+    }
+    g.edge(EdgeKind::LoadsPage, from, to, Some(at), detail);
+}
+
+fn page_refs(g: &mut Graph, index: &FileIndex, path: &str, from: &str, page: &PageFacts) {
+    for r in &page.refs {
+        let at = loc(path, r.pos);
+        if r.kind == RefKind::Webview {
+            let wv = g.node(
+                NodeKind::Webview,
+                json!({"location": at}),
+                &format!("<webview> {}:{}", path, at.line),
+                at.clone(),
+                BTreeMap::from([("src".to_owned(), json!(r.target))]),
+            );
+            g.webviews.push(Site {
+                node: Some(wv.clone()),
+                location: at.clone(),
+                message: format!("{path} embeds a <webview>"),
+            });
+            g.edge(
+                EdgeKind::EmbedsWebview,
+                from,
+                Ok(wv),
+                Some(at),
+                r.target.clone(),
+            );
+            continue;
+        }
+        let kind = if r.kind == RefKind::Script {
+            EdgeKind::HtmlScript
+        } else {
+            EdgeKind::HtmlImport
+        };
+        let Some(target) = r.target.as_deref() else {
+            continue;
+        };
+        let to = if url_scheme(target).is_some_and(|s| s != "file") {
+            Ok(g.url(target, at.clone()))
+        } else {
+            let cut = target.split(['?', '#']).next().unwrap_or_default();
+            let cut = cut.strip_prefix("file://").unwrap_or(cut);
+            match join_inside(parent_dir(path), cut) {
+                Some(p) if index.contains(&p) => Ok(file_target(g, &p)),
+                Some(p) => Err(format!("no file of the application at {p}")),
+                None => Err("the path leaves the application root".to_owned()),
+            }
+        };
+        g.edge(kind, from, to, Some(at), Some(target.to_owned()));
+    }
+}
+
+/// Packages shipping `.node` files: a package → native-module edge.
+fn shipped_natives(
+    g: &mut Graph,
+    pkg: Option<&PackageInfo>,
+    versions: &BTreeMap<String, (Option<String>, String)>,
+) {
+    let natives: Vec<(String, String)> = g
+        .nodes
+        .values()
+        .filter(|n| n.kind == NodeKind::NativeModule)
+        .map(|n| (n.node_id.clone(), n.name.clone()))
+        .collect();
+    for (id, path) in natives {
+        let Some((name, root)) = package_of(&path) else {
+            continue;
+        };
+        let at = SourceLocation::file_start(&format!("{root}/package.json"));
+        let p = package_node(g, pkg, &name, true, at);
+        g.edge(EdgeKind::LoadsNative, &p, Ok(id), None, None);
+    }
+    let packages: Vec<(String, String)> = g
+        .nodes
+        .values()
+        .filter(|n| n.kind == NodeKind::Package)
+        .map(|n| (n.node_id.clone(), n.name.clone()))
+        .collect();
+    for (id, name) in packages {
+        if let Some((version, _)) = versions.get(&name) {
+            g.attr(&id, "version", json!(version));
+        }
+    }
+}
+
+fn entry_main(g: &mut Graph, index: &FileIndex, pkg: Option<&PackageInfo>) {
+    let main = pkg
+        .and_then(|p| p.main.clone())
+        .unwrap_or_else(|| "index.js".into());
+    let Some(path) = join_inside("", &main).and_then(|p| index.file_like(&p)) else {
+        return;
+    };
+    if let Some(id) = g.file_nodes.get(&path).cloned() {
+        g.entry_points.push(EntryPoint {
+            kind: EntryKind::Main,
+            node_id: id,
+            path,
+        });
+    }
+}
