@@ -112,12 +112,47 @@ pub(crate) fn encode<T: Serialize>(value: &T, what: &str) -> Result<serde_json::
     })
 }
 
-// PENDING-ENGINE: replaced by `Analysis::validate` when wt-engine is merged.
-trait PendingValidate {
-    fn validate(&self) -> Result<(), crate::javascript::JsError>;
-}
-impl PendingValidate for Analysis {
-    fn validate(&self) -> Result<(), crate::javascript::JsError> {
-        Ok(())
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::session::{Confidence, EvidenceDraft, native_identity};
+
+    fn record(result: serde_json::Value) -> Evidence {
+        EvidenceDraft {
+            operation: ANALYZE_OPERATION.to_owned(),
+            subject: None,
+            provider: native_identity(),
+            parameters: json!({}),
+            result,
+            confidence: Confidence::Observed,
+            limitations: Vec::new(),
+            locations: Vec::new(),
+            local_path: None,
+        }
+        .seal()
+        .unwrap()
+    }
+
+    #[test]
+    fn a_retained_analysis_is_read_back_and_a_tampered_one_refused() {
+        let analysis = testkit::demo().0.build();
+        let good = record(serde_json::to_value(&analysis).unwrap());
+        assert_eq!(analysis_of(&good, "evidence_id").unwrap(), analysis);
+
+        let mut tampered = analysis.clone();
+        tampered.nodes[0].name = "elsewhere.js".into();
+        let bad = record(serde_json::to_value(&tampered).unwrap());
+        assert_eq!(
+            analysis_of(&bad, "evidence_id").unwrap_err().code,
+            "analysis_invalid"
+        );
+        let mut extra = serde_json::to_value(&analysis).unwrap();
+        extra["surprise"] = json!(1);
+        assert_eq!(
+            analysis_of(&record(extra), "evidence_id").unwrap_err().code,
+            "analysis_invalid"
+        );
     }
 }
