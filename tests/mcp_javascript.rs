@@ -427,3 +427,27 @@ async fn a_feature_crosses_from_the_renderer_to_native_code() {
             > 0
     );
 }
+
+/// Tools and prompts are separate namespaces: `compare_application_versions`
+/// is served as both, and each answers as itself.
+#[tokio::test]
+async fn compare_application_versions_is_a_tool_and_a_prompt() {
+    let (client, _, _) = common::connect(Era::Legacy).await;
+    let tools = client.list_all_tools().await.unwrap();
+    let prompts = client.list_all_prompts().await.unwrap();
+    let name = "compare_application_versions";
+    assert_eq!(tools.iter().filter(|t| t.name == name).count(), 1);
+    assert_eq!(prompts.iter().filter(|p| p.name == name).count(), 1);
+    let tool = tools.iter().find(|t| t.name == name).unwrap();
+    let properties = tool.input_schema["properties"].as_object().unwrap();
+    assert!(properties.contains_key("left_evidence_id"));
+    // The tool refuses an id that is not held, as a tool.
+    let (err, failed) = call(
+        &client,
+        name,
+        json!({"left_evidence_id": format!("ev_{}", "0".repeat(64)), "right_evidence_id": format!("ev_{}", "0".repeat(64))}),
+    )
+    .await;
+    assert!(failed);
+    assert_eq!(err["error"]["code"], "evidence_not_found", "{err}");
+}
