@@ -13,7 +13,7 @@ use std::sync::Arc;
 use common::{Client, Era, call, connect_to};
 use rea::catalog::render::LoadedCatalog;
 use rea::server::hub::Hub;
-use rea::session::ReadRoots;
+use rea::session::{DeepProviders, Policies, ReadRoots, WriteRoots};
 use serde_json::{Value, json};
 
 fn fixtures() -> PathBuf {
@@ -85,6 +85,17 @@ fn seed_values(view: &Value, category: &str) -> Vec<String> {
         .iter()
         .map(|s| s["value"].as_str().unwrap().to_owned())
         .collect()
+}
+
+/// A comparison of an analysis with itself: nothing added, removed or
+/// changed (an incomplete side may leave a dimension truncated).
+fn assert_no_differences(compared: &Value) {
+    for (name, d) in compared["result"]["dimensions"].as_object().unwrap() {
+        assert!(
+            matches!(d["status"].as_str(), Some("unchanged" | "truncated")),
+            "{name}: {d}"
+        );
+    }
 }
 
 fn target_layers(trace: &Value) -> Vec<(String, String)> {
@@ -160,6 +171,7 @@ async fn electron_api_demos_directory_and_asar_trace_a_channel() {
     );
     assert_eq!(view["evidence"]["confidence"], "derived");
     assert_eq!(view["evidence"]["parameters"]["evidence_id"], json!(dir_id));
+    assert_eq!(view["result"]["trace_with"]["evidence_id"], json!(dir_id));
 
     let trace = ok(
         &client,
@@ -208,12 +220,7 @@ async fn electron_api_demos_directory_and_asar_trace_a_channel() {
         json!({"left_evidence_id": dir_id, "right_evidence_id": dir_id}),
     )
     .await;
-    for (name, d) in same["result"]["dimensions"].as_object().unwrap() {
-        assert!(
-            matches!(d["status"].as_str(), Some("unchanged" | "truncated")),
-            "{name}: {d}"
-        );
-    }
+    assert_no_differences(&same);
 }
 
 #[tokio::test]
@@ -450,4 +457,71 @@ async fn compare_application_versions_is_a_tool_and_a_prompt() {
     .await;
     assert!(failed);
     assert_eq!(err["error"]["code"], "evidence_not_found", "{err}");
+}
+
+/// An analysis survives a bundle: exported, imported into a fresh session,
+/// it is viewed, traced and compared from the ledger alone.
+#[tokio::test]
+async fn an_imported_analysis_is_viewed_traced_and_compared() {
+    let Some(app) = fixture_path("electron-log-5.0.0") else {
+        return;
+    };
+    let bundles = scratch();
+    let scratch_root = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/js-tests");
+    let hub = Hub::with_policies(
+        LoadedCatalog::embedded().unwrap(),
+        Policies {
+            read_roots: ReadRoots::new(&[fixtures(), scratch_root]).unwrap(),
+            write_roots: WriteRoots::new(&[bundles.path().to_path_buf()]).unwrap(),
+            ..Policies::default()
+        },
+        DeepProviders::none(),
+    );
+    let (first, _, _) = connect_to(&hub, Era::Legacy).await;
+    let analysis = analyze(&first, &app).await;
+    let id = evidence_id(&analysis);
+    let bundle = bundles.path().join("analysis.json");
+    let (exported, failed) = call(
+        &first,
+        "export_evidence_bundle",
+        json!({"path": bundle.display().to_string(), "approved": true}),
+    )
+    .await;
+    assert!(!failed, "{exported}");
+
+    let (second, _, _) = connect_to(&hub, Era::Legacy).await;
+    let (err, failed) = call(&second, "inspect_analysis_view", json!({"evidence_id": id})).await;
+    assert!(failed);
+    assert_eq!(err["error"]["code"], "evidence_not_found");
+    let (imported, failed) = call(
+        &second,
+        "import_evidence_bundle",
+        json!({"path": bundle.display().to_string()}),
+    )
+    .await;
+    assert!(!failed, "{imported}");
+    let view = ok(&second, "inspect_analysis_view", json!({"evidence_id": id})).await;
+    assert_eq!(view["result"]["application"]["version"], "5.0.0");
+    assert_eq!(
+        view["result"]["application"]["analysis_id"],
+        analysis["result"]["analysis_id"]
+    );
+    let trace = ok(
+        &second,
+        "trace_application_feature",
+        json!({"evidence_id": id, "seed": {"kind": "module", "value": "main.js"}}),
+    )
+    .await;
+    assert_eq!(trace["result"]["seed_matches"]["total"], 1);
+    assert_eq!(
+        trace["result"]["seed_matches"]["items"][0]["name"],
+        "main.js"
+    );
+    let same = ok(
+        &second,
+        "compare_application_versions",
+        json!({"left_evidence_id": id, "right_evidence_id": id}),
+    )
+    .await;
+    assert_no_differences(&same);
 }

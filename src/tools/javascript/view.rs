@@ -40,7 +40,13 @@ pub(crate) fn inspect_analysis_view(
     )?;
     let (result, limitations) = if evidence.body.operation == ANALYZE_OPERATION {
         let analysis = analysis_of(&evidence, "evidence_id")?;
-        (view(&analysis), analysis.limitations.clone())
+        let mut result = view(&analysis);
+        // The seeds are ready to use with this very record.
+        result["trace_with"] = json!({
+            "tool": ToolName::TraceApplicationFeature.as_str(),
+            "evidence_id": input.evidence_id,
+        });
+        (result, analysis.limitations.clone())
     } else {
         native_view::view(&evidence)
     };
@@ -105,8 +111,8 @@ pub fn view(analysis: &Analysis) -> Value {
             "unresolved_edges": analysis.statistics.unresolved_edges,
         },
         "coverage": analysis.coverage,
-        "next": "Pass a seed to trace_application_feature with this view's evidence source \
-                 (the analysis evidence_id); native addons continue with open_binary.",
+        "next": "Pass a seed to trace_application_feature with the analysis evidence_id \
+                 (trace_with); native addons continue with open_binary.",
     })
 }
 
