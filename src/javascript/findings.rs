@@ -281,6 +281,7 @@ pub fn observations(g: &Graph, listing: &Listing) -> Vec<Observation> {
 
 /// Pages windows load, and the pages those import.
 fn renderer_pages(g: &Graph) -> BTreeSet<String> {
+    let imports = targets_by_source(g, EdgeKind::HtmlImport);
     let mut pages: BTreeSet<String> = g
         .entry_points
         .iter()
@@ -289,22 +290,73 @@ fn renderer_pages(g: &Graph) -> BTreeSet<String> {
         .collect();
     let mut queue: Vec<String> = pages.iter().cloned().collect();
     while let Some(p) = queue.pop() {
-        for e in g
-            .edges
-            .iter()
-            .filter(|e| e.kind == EdgeKind::HtmlImport && e.from == p)
-        {
-            if let Some(to) = &e.to
-                && g.nodes
-                    .get(to)
-                    .is_some_and(|n| n.kind == NodeKind::HtmlPage)
-                && pages.insert(to.clone())
-            {
-                queue.push(to.clone());
+        for to in imports.get(p.as_str()).into_iter().flatten() {
+            let page = g
+                .nodes
+                .get(*to)
+                .is_some_and(|n| n.kind == NodeKind::HtmlPage);
+            if page && pages.insert((*to).to_owned()) {
+                queue.push((*to).to_owned());
             }
         }
     }
     pages
+}
+
+/// Resolved targets of `kind` edges by their source node.
+fn targets_by_source(g: &Graph, kind: EdgeKind) -> BTreeMap<&str, Vec<&str>> {
+    let mut out: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for e in g.edges.iter().filter(|e| e.kind == kind) {
+        if let Some(to) = e.to.as_deref() {
+            out.entry(e.from.as_str()).or_default().push(to);
+        }
+    }
+    out
+}
+
+/// Most relationships derived before the rest are only counted (a
+/// channel with thousands of senders and handlers must not make millions).
+const MAX_RELATIONSHIPS: usize = 20 * FINDINGS_CAP;
+
+type RelKey = (RelationshipKind, String, String, Option<String>, String);
+
+/// Relationships collected up to [`MAX_RELATIONSHIPS`], the rest counted.
+#[derive(Default)]
+struct Rels {
+    set: BTreeSet<RelKey>,
+    omitted: u64,
+}
+
+impl Rels {
+    fn add(
+        &mut self,
+        kind: RelationshipKind,
+        from: &str,
+        to: &str,
+        via: Option<&str>,
+        message: impl FnOnce() -> String,
+    ) {
+        if self.set.len() >= MAX_RELATIONSHIPS {
+            self.omitted += 1;
+            return;
+        }
+        self.set.insert((
+            kind,
+            from.to_owned(),
+            to.to_owned(),
+            via.map(str::to_owned),
+            message(),
+        ));
+    }
+
+    /// Counts `n` more without building them.
+    fn full(&mut self, n: usize) -> bool {
+        if self.set.len() >= MAX_RELATIONSHIPS {
+            self.omitted += n as u64;
+            return true;
+        }
+        false
+    }
 }
 
 fn name(g: &Graph, id: &str) -> String {
@@ -313,9 +365,10 @@ fn name(g: &Graph, id: &str) -> String {
         .map_or_else(|| id.to_owned(), |n| n.name.clone())
 }
 
-/// Relationships and unpaired-channel unknowns.
-pub fn relationships(g: &Graph) -> (Vec<Relationship>, Vec<Unknown>) {
-    let mut rels = BTreeSet::new();
+/// Relationships (and how many more were only counted) and
+/// unpaired-channel unknowns.
+pub fn relationships(g: &Graph) -> (Vec<Relationship>, u64, Vec<Unknown>) {
+    let mut rels = Rels::default();
     let mut unknowns = Vec::new();
     // channel → (renderer senders, main senders, handlers, listeners)
     type Ends<'a> = [BTreeSet<&'a str>; 4];
@@ -338,14 +391,13 @@ pub fn relationships(g: &Graph) -> (Vec<Relationship>, Vec<Unknown>) {
             (ms, ls, RelationshipKind::MainToRenderer, "listens to"),
         ] {
             for s in senders {
+                if rels.full(receivers.len()) {
+                    continue;
+                }
                 for r in receivers {
-                    rels.insert((
-                        kind,
-                        (*s).to_owned(),
-                        (*r).to_owned(),
-                        Some((*ch).to_owned()),
-                        format!("{} sends on \"{chn}\"; {} {dir} it", name(g, s), name(g, r)),
-                    ));
+                    rels.add(kind, s, r, Some(ch), || {
+                        format!("{} sends on \"{chn}\"; {} {dir} it", name(g, s), name(g, r))
+                    });
                 }
             }
         }
@@ -387,48 +439,57 @@ pub fn relationships(g: &Graph) -> (Vec<Relationship>, Vec<Unknown>) {
     }
     for e in g.edges.iter().filter(|e| e.kind == EdgeKind::UsesApi) {
         let Some(api) = e.to.as_deref() else { continue };
-        for p in exposers.get(api).into_iter().flatten() {
-            rels.insert((
+        // A preload reading its own API is not a renderer using it.
+        let others = exposers
+            .get(api)
+            .into_iter()
+            .flatten()
+            .filter(|p| **p != e.from);
+        for p in others {
+            rels.add(
                 RelationshipKind::RendererToPreload,
-                e.from.clone(),
-                (*p).to_owned(),
-                Some(api.to_owned()),
-                format!(
-                    "{} uses window.{}, which {} exposes",
-                    name(g, &e.from),
-                    name(g, api),
-                    name(g, p)
-                ),
-            ));
+                &e.from,
+                p,
+                Some(api),
+                || {
+                    format!(
+                        "{} uses window.{}, which {} exposes",
+                        name(g, &e.from),
+                        name(g, api),
+                        name(g, p)
+                    )
+                },
+            );
         }
     }
     // Window → preload and page.
+    let preloads = targets_by_source(g, EdgeKind::Preload);
+    let loads = targets_by_source(g, EdgeKind::LoadsPage);
     for w in &g.windows {
-        let targets = |kind: EdgeKind| -> Vec<&str> {
-            g.edges
-                .iter()
-                .filter(|e| e.kind == kind && e.from == w.node)
-                .filter_map(|e| e.to.as_deref())
-                .collect()
-        };
-        for pre in targets(EdgeKind::Preload) {
-            for page in targets(EdgeKind::LoadsPage) {
-                rels.insert((
+        let node = w.node.as_str();
+        let pages = loads.get(node).map_or(&[][..], Vec::as_slice);
+        for pre in preloads.get(node).into_iter().flatten() {
+            for page in pages {
+                rels.add(
                     RelationshipKind::WindowPreloadPage,
-                    pre.to_owned(),
-                    page.to_owned(),
-                    Some(w.node.clone()),
-                    format!(
-                        "{} runs preload {} before page {}",
-                        name(g, &w.node),
-                        name(g, pre),
-                        name(g, page)
-                    ),
-                ));
+                    pre,
+                    page,
+                    Some(node),
+                    || {
+                        format!(
+                            "{} runs preload {} before page {}",
+                            name(g, node),
+                            name(g, pre),
+                            name(g, page)
+                        )
+                    },
+                );
             }
         }
     }
+    let omitted = rels.omitted;
     let rels = rels
+        .set
         .into_iter()
         .map(|(kind, from, to, via, message)| Relationship {
             kind,
@@ -438,7 +499,7 @@ pub fn relationships(g: &Graph) -> (Vec<Relationship>, Vec<Unknown>) {
             message,
         })
         .collect();
-    (rels, unknowns)
+    (rels, omitted, unknowns)
 }
 
 fn unknown(kind: UnknownKind, s: &Site) -> Unknown {
@@ -490,6 +551,21 @@ pub fn unknowns(
                 format!("{} was not parsed: {why}", f.path),
             ),
             Some(Parsed::Module(m)) => {
+                if m.facts_omitted > 0 || m.parse.walk_truncated {
+                    push(
+                        UnknownKind::LimitReached,
+                        format!(
+                            "{}: {} fact(s) past the per-list cap were dropped{}",
+                            f.path,
+                            m.facts_omitted,
+                            if m.parse.walk_truncated {
+                                "; part of the syntax tree nests too deeply to be walked"
+                            } else {
+                                ""
+                            }
+                        ),
+                    );
+                }
                 if let Some(why) = &m.parse.not_parsed {
                     push(
                         UnknownKind::NotParsed,

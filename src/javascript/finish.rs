@@ -48,7 +48,7 @@ pub fn analysis(
     );
 
     let mut observations = findings::observations(&g, listing);
-    let (relationships, mut unknowns) = findings::relationships(&g);
+    let (relationships, counted_only, mut unknowns) = findings::relationships(&g);
     unknowns.extend(findings::unknowns(
         &g,
         listing,
@@ -95,7 +95,7 @@ pub fn analysis(
             unknowns,
             omitted: FindingsOmitted {
                 observations: o_omitted,
-                relationships: r_omitted,
+                relationships: r_omitted + counted_only,
                 unknowns: u_omitted,
             },
         },
@@ -191,15 +191,20 @@ fn coverage(
         entries_refused: listing.refused.len() as u64,
         stopped_by,
     };
+    // Facts dropped past a cap, or a tree not walked in full.
+    let mut skipped = false;
     for (i, f) in listing.files.iter().enumerate() {
         if !is_source(&f.path) {
             continue;
         }
         let (ok, errors) = match parsed.get(&i) {
-            Some(Parsed::Module(m)) => (
-                m.parse.parsed && m.parse.not_parsed.is_none(),
-                m.parse.diagnostics_total > 0,
-            ),
+            Some(Parsed::Module(m)) => {
+                skipped |= m.facts_omitted > 0 || m.parse.walk_truncated;
+                (
+                    m.parse.parsed && m.parse.not_parsed.is_none(),
+                    m.parse.diagnostics_total > 0,
+                )
+            }
             Some(Parsed::Page(p)) => (true, p.inline.parse.diagnostics_total > 0),
             _ => (false, false),
         };
@@ -210,7 +215,8 @@ fn coverage(
         }
         c.files_with_errors += u64::from(errors);
     }
-    let incomplete = c.files_not_parsed > 0
+    let incomplete = skipped
+        || c.files_not_parsed > 0
         || c.files_with_errors > 0
         || c.entries_refused > 0
         || !g.unresolved_imports.is_empty();

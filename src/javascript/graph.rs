@@ -15,7 +15,7 @@ use super::model::*;
 use super::native;
 use super::package::{self, package_of};
 use super::resolve::{FileIndex, Target, url_scheme};
-use super::source::Listing;
+use super::source::{Listing, SourceFile};
 use crate::artifacts::paths::{join_inside, parent_dir};
 
 /// What the extraction thread produced for one listed file.
@@ -139,6 +139,29 @@ impl Graph {
         }
     }
 
+    /// Adds names to a sorted, deduplicated, capped list attribute.
+    fn add_names(&mut self, id: &str, key: &str, names: &[String]) {
+        let Some(n) = self.nodes.get_mut(id) else {
+            return;
+        };
+        let mut list: Vec<String> = n
+            .attributes
+            .get(key)
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default();
+        list.extend(names.iter().cloned());
+        list.sort();
+        list.dedup();
+        list.truncate(256);
+        n.attributes.insert(key.to_owned(), json!(list));
+    }
+
     fn edge(
         &mut self,
         kind: EdgeKind,
@@ -249,6 +272,12 @@ pub fn build(input: &BuildInput<'_>) -> Graph {
 }
 
 fn file_nodes(g: &mut Graph, input: &BuildInput<'_>) {
+    let by_path: BTreeMap<&str, &SourceFile> = input
+        .listing
+        .files
+        .iter()
+        .map(|f| (f.path.as_str(), f))
+        .collect();
     for (i, f) in input.listing.files.iter().enumerate() {
         let at = SourceLocation::file_start(&f.path);
         let key = json!({"path": f.path, "sha256": f.sha256});
@@ -282,7 +311,7 @@ fn file_nodes(g: &mut Graph, input: &BuildInput<'_>) {
             attrs.insert("process_basis".into(), json!("none"));
             if input.read_source_maps
                 && let Some(m) = facts
-                && let Some(sources) = source_map_sources(input.listing, &f.path, m)
+                && let Some(sources) = source_map_sources(&by_path, &f.path, m)
             {
                 attrs.insert("source_map_sources".into(), json!(sources));
             }
@@ -318,13 +347,17 @@ fn file_nodes(g: &mut Graph, input: &BuildInput<'_>) {
 }
 
 /// The `sources` of a minified module's relative `.map` file, when present.
-fn source_map_sources(listing: &Listing, path: &str, m: &ModuleFacts) -> Option<Vec<String>> {
+fn source_map_sources(
+    listing: &BTreeMap<&str, &SourceFile>,
+    path: &str,
+    m: &ModuleFacts,
+) -> Option<Vec<String>> {
     let url = m.parse.source_map_url.as_deref()?;
     if url_scheme(url).is_some() || url.starts_with('/') {
         return None;
     }
     let target = join_inside(parent_dir(path), url)?;
-    let file = listing.files.iter().find(|f| f.path == target)?;
+    let file = listing.get(target.as_str())?;
     let v = package::bounded_json(file.bytes.as_deref()?)?;
     let sources = v.get("sources")?.as_array()?;
     Some(
@@ -437,17 +470,7 @@ fn module_facts(
             "exposed API key",
         );
         if let Ok(id) = &to {
-            let mut members: Vec<Value> = g.nodes[id]
-                .attributes
-                .get("members")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default();
-            members.extend(e.members.iter().map(|m| json!(m)));
-            members.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
-            members.dedup();
-            members.truncate(256);
-            g.attr(id, "members", Value::Array(members));
+            g.add_names(id, "members", &e.members);
         }
         g.edge(
             EdgeKind::ExposesApi,
@@ -468,16 +491,7 @@ fn module_facts(
             "protocol scheme",
         );
         if let Ok(id) = &to {
-            let mut methods: Vec<Value> = g.nodes[id]
-                .attributes
-                .get("methods")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default();
-            methods.push(json!(p.method));
-            methods.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
-            methods.dedup();
-            g.attr(id, "methods", Value::Array(methods));
+            g.add_names(id, "methods", std::slice::from_ref(&p.method));
         }
         g.edge(
             EdgeKind::RegistersProtocol,
@@ -647,7 +661,16 @@ fn imports(
             _ if in_page => EdgeKind::HtmlScript,
             _ => EdgeKind::Imports,
         };
-        let to = match index.import(path, spec) {
+        let mut target = index.import(path, spec);
+        if in_page && matches!(target, Target::Unresolved(_)) {
+            // A page's scripts run in the document that imports it; in
+            // Electron apps that is usually the root page.
+            let from_root = index.import_in("", spec);
+            if matches!(from_root, Target::File(_)) {
+                target = from_root;
+            }
+        }
+        let to = match target {
             Target::File(p) => {
                 if is_native(&p) {
                     kind = EdgeKind::LoadsNative;
@@ -877,7 +900,15 @@ fn page_refs(g: &mut Graph, index: &FileIndex, path: &str, from: &str, page: &Pa
         let Some(target) = r.target.as_deref() else {
             continue;
         };
-        let to = if url_scheme(target).is_some_and(|s| s != "file") {
+        let scheme = url_scheme(target);
+        let to = if scheme.as_deref().is_some_and(|s| s != "file") {
+            if scheme.as_deref() == Some("http") {
+                g.insecure.push(Site {
+                    node: Some(from.to_owned()),
+                    location: at.clone(),
+                    message: format!("{path} loads the plain http: URL {target}"),
+                });
+            }
             Ok(g.url(target, at.clone()))
         } else {
             let cut = target.split(['?', '#']).next().unwrap_or_default();
@@ -930,6 +961,18 @@ fn entry_main(g: &mut Graph, index: &FileIndex, pkg: Option<&PackageInfo>) {
         .and_then(|p| p.main.clone())
         .unwrap_or_else(|| "index.js".into());
     let Some(path) = join_inside("", &main).and_then(|p| index.file_like(&p)) else {
+        // Only a declared main is worth an unknown; a directory without
+        // one may simply be a library or a set of pages.
+        if pkg.is_some_and(|p| p.main.is_some()) {
+            g.unresolved_imports.push(Site {
+                node: None,
+                location: SourceLocation::file_start("package.json"),
+                message: format!(
+                    "package.json: main {} names no file of the application",
+                    short(&main)
+                ),
+            });
+        }
         return;
     };
     if let Some(id) = g.file_nodes.get(&path).cloned() {
@@ -938,5 +981,21 @@ fn entry_main(g: &mut Graph, index: &FileIndex, pkg: Option<&PackageInfo>) {
             node_id: id,
             path,
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_come_from_the_authority() {
+        assert_eq!(
+            host_of("https://User@Example.com:8080/x?y").as_deref(),
+            Some("example.com")
+        );
+        assert_eq!(host_of("http://[::1]:80/").as_deref(), Some("[::1]"));
+        assert_eq!(host_of("file:///etc/x"), None);
+        assert_eq!(host_of("mailto:a@b"), None);
     }
 }

@@ -13,6 +13,7 @@
 //! nodes and edges and derives findings.
 
 pub mod detect;
+pub mod extract;
 pub mod facts;
 mod findings;
 mod finish;
@@ -23,6 +24,10 @@ pub mod native;
 pub mod package;
 pub mod resolve;
 pub mod source;
+#[cfg(test)]
+mod tests;
+
+pub use extract::extract;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -65,18 +70,12 @@ pub fn analyze(
     analyze_with(path, options, progress, default_extractor())
 }
 
-fn default_extractor() -> Extractor {
+/// The oxc extractor on the stack it needs.
+pub fn default_extractor() -> Extractor {
     Extractor {
-        run: pending_extract,
-        stack_bytes: 64 << 20,
+        run: extract::extract,
+        stack_bytes: extract::EXTRACT_STACK_BYTES,
     }
-}
-
-/// Placeholder until the extractor lands: every file "not parsed".
-fn pending_extract(_: &str, _: Language) -> ModuleFacts {
-    let mut f = ModuleFacts::default();
-    f.parse.not_parsed = Some("the JavaScript extractor is not built in".into());
-    f
 }
 
 /// [`analyze`] with a given extractor (tests use hand-made facts).

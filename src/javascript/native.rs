@@ -136,18 +136,34 @@ mod tests {
         let i = describe(&elf);
         assert_eq!(i.format, "elf");
         assert_eq!(i.architectures, ["x86_64"]);
-        assert!(
-            i.exports.iter().any(|e| e.contains("napi_register_module")),
-            "{:?}",
-            &i.exports[..i.exports.len().min(10)]
-        );
+        // This addon exports only C++ names (N-API glue), 663 of them.
+        assert!(i.exports.iter().any(|e| e.starts_with("_Z10getBackend")));
+        assert!(i.exports_total > MAX_EXPORTS as u64);
+        assert_eq!(i.exports.len(), MAX_EXPORTS);
         if let Ok(fat) = std::fs::read(dir.join("fsevents.node")) {
             let f = describe(&fat);
-            assert!(f.format == "universal-macho" || f.format == "macho");
-            assert!(!f.architectures.is_empty());
+            assert_eq!(f.format, "universal-macho");
+            assert_eq!(f.architectures.len(), 2);
+            assert!(f.architectures.contains(&"x86_64".to_owned()));
+            assert!(!f.exports.is_empty());
+        }
+        if let Ok(macho) = std::fs::read(dir.join("watcher-darwin-arm64.node")) {
+            let m = describe(&macho);
+            assert_eq!(
+                (m.format, m.architectures.as_slice()),
+                ("macho", &["aarch64".to_owned()][..])
+            );
         }
         if let Ok(pe) = std::fs::read(dir.join("watcher-win32-x64.node")) {
-            assert_eq!(describe(&pe).format, "pe");
+            let p = describe(&pe);
+            assert_eq!(p.format, "pe");
+            assert!(
+                p.exports
+                    .iter()
+                    .any(|e| e.starts_with("napi_register_module")),
+                "{:?}",
+                p.exports
+            );
         }
     }
 }

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::facts::StringHint;
 use super::package::package_of;
-use crate::artifacts::paths::{join_inside, parent_dir};
+use crate::artifacts::paths::{base_name, join_inside, parent_dir};
 
 /// Extensions tried after a relative specifier, in Node's order plus TS.
 const EXTENSIONS: [&str; 8] = [
@@ -88,6 +88,8 @@ const ELECTRON: &[&str] = &[
 #[derive(Debug, Default)]
 pub struct FileIndex {
     files: BTreeSet<String>,
+    /// Last path component → paths, for suffix matches.
+    by_base: BTreeMap<String, Vec<String>>,
     /// Directory → `main` of its `package.json`.
     mains: BTreeMap<String, String>,
 }
@@ -107,8 +109,17 @@ pub enum Target {
 
 impl FileIndex {
     pub fn new(files: impl IntoIterator<Item = String>) -> FileIndex {
+        let files: BTreeSet<String> = files.into_iter().collect();
+        let mut by_base: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for f in &files {
+            by_base
+                .entry(base_name(f).to_owned())
+                .or_default()
+                .push(f.clone());
+        }
         FileIndex {
-            files: files.into_iter().collect(),
+            files,
+            by_base,
             mains: BTreeMap::new(),
         }
     }
@@ -170,11 +181,16 @@ impl FileIndex {
 
     /// Resolves an import/require specifier from `importer`.
     pub fn import(&self, importer: &str, spec: &str) -> Target {
+        self.import_in(parent_dir(importer), spec)
+    }
+
+    /// Resolves a specifier as if required from a file in `dir`.
+    pub fn import_in(&self, dir: &str, spec: &str) -> Target {
         if spec.is_empty() {
             return Target::Unresolved("empty specifier".into());
         }
         if is_relative(spec) {
-            return match join_inside(parent_dir(importer), spec) {
+            return match join_inside(dir, spec) {
                 None => Target::Unresolved("the path leaves the application root".into()),
                 Some(path) => match self.file_like(&path) {
                     Some(file) => Target::File(file),
@@ -195,7 +211,7 @@ impl FileIndex {
             return Target::Builtin(bare.to_owned());
         }
         let name = package_name(bare);
-        let found = ancestors(parent_dir(importer)).any(|dir| {
+        let found = ancestors(dir).any(|dir| {
             let root = if dir.is_empty() {
                 format!("node_modules/{name}")
             } else {
@@ -234,8 +250,10 @@ impl FileIndex {
         };
         let suffix = format!("/{norm}");
         let matches: Vec<&String> = self
-            .files
-            .iter()
+            .by_base
+            .get(base_name(&norm))
+            .into_iter()
+            .flatten()
             .filter(|f| **f == norm || f.ends_with(&suffix))
             .take(2)
             .collect();

@@ -32,7 +32,8 @@ pub struct SourceFile {
     pub unpacked: bool,
     /// Why a file the analysis wanted was not read.
     pub not_read: Option<String>,
-    /// The asar integrity record disagrees with the bytes (the reason).
+    /// The asar integrity record disagrees with the bytes (the reason);
+    /// checked for every packed file, read or not.
     pub integrity_mismatch: Option<String>,
 }
 
@@ -238,7 +239,17 @@ fn walk_dir(
     depth: u64,
     budget: &mut u64,
 ) -> Result<(), JsError> {
-    let reader = std::fs::read_dir(dir).map_err(|e| io(dir, e))?;
+    let reader = match std::fs::read_dir(dir) {
+        Ok(r) => r,
+        Err(e) if depth == 0 => return Err(io(dir, e)),
+        Err(e) => {
+            l.refuse(
+                prefix.to_owned(),
+                format!("the directory cannot be read: {e}"),
+            );
+            return Ok(());
+        }
+    };
     let mut entries = Vec::new();
     for entry in reader {
         if *budget == 0 {
@@ -249,54 +260,59 @@ fn walk_dir(
             break;
         }
         *budget -= 1;
-        let entry = entry.map_err(|e| io(dir, e))?;
-        let kind = entry.file_type().map_err(|e| io(&entry.path(), e))?;
-        entries.push((entry.file_name(), kind));
+        // An entry that vanished or cannot be typed is skipped.
+        if let Ok(entry) = entry
+            && let Ok(kind) = entry.file_type()
+        {
+            entries.push((entry.file_name(), kind));
+        }
     }
     entries.sort_by(|a, b| a.0.as_encoded_bytes().cmp(b.0.as_encoded_bytes()));
     for (name, kind) in entries {
         if l.stopped() {
             return Ok(());
         }
-        let raw = name.as_encoded_bytes();
-        let joined = if prefix.is_empty() {
-            String::from_utf8_lossy(raw).into_owned()
+        let shown = if prefix.is_empty() {
+            name.to_string_lossy().into_owned()
         } else {
-            format!("{prefix}/{}", String::from_utf8_lossy(raw))
+            format!("{prefix}/{}", name.to_string_lossy())
         };
-        let full = [prefix.as_bytes(), b"/", raw].concat();
-        let full = if prefix.is_empty() {
-            raw.to_vec()
-        } else {
-            full
+        let Some(utf8) = name.to_str() else {
+            l.refuse(shown, "the name is not valid UTF-8");
+            continue;
         };
-        let logical = match logical_path(&full, MAX_PATH_BYTES) {
-            Ok(p) if name.to_str().is_some() => p,
+        let logical = match logical_path(utf8.as_bytes(), MAX_PATH_BYTES) {
+            // One component: it must stay one component.
+            Ok(p) if p == utf8 => {
+                if prefix.is_empty() {
+                    p
+                } else {
+                    format!("{prefix}/{p}")
+                }
+            }
             Ok(_) => {
-                l.refuse(joined, "the name is not valid UTF-8");
+                l.refuse(shown, "not a plain file name");
                 continue;
             }
             Err((_, detail)) => {
-                l.refuse(joined, detail);
+                l.refuse(shown, detail);
                 continue;
             }
         };
+        let path = dir.join(&name);
         if kind.is_symlink() {
             l.refuse(logical, "a symbolic link; not followed");
         } else if kind.is_dir() {
             if l.depth_ok(&logical, depth + 1) {
-                walk_dir(l, &dir.join(&name), &logical, depth + 1, budget)?;
+                walk_dir(l, &path, &logical, depth + 1, budget)?;
             }
         } else if kind.is_file() {
             if !l.admit() {
                 return Ok(());
             }
-            let file = dir.join(&name);
-            let size = std::fs::symlink_metadata(&file)
-                .map_err(|e| io(&file, e))?
-                .len();
+            let size = std::fs::symlink_metadata(&path).map_or(0, |m| m.len());
             let bytes = match l.plan(&logical, size) {
-                Ok(true) => read_bounded(&file, size).map(Some),
+                Ok(true) => read_bounded(&path, size).map(Some),
                 Ok(false) => Ok(None),
                 Err(reason) => Err(reason),
             };
@@ -398,10 +414,9 @@ fn list_asar(archive: &Path, limits: &Limits) -> Result<Listing, JsError> {
                     Ok(false) => Ok(None),
                     Err(reason) => Err(reason),
                 };
-                let mismatch = match (&read, &integrity) {
-                    (Ok(Some(b)), Some(i)) => check_integrity(i, b).err(),
-                    _ => None,
-                };
+                // Every packed file is checked, read or not: hashing the
+                // mapped bytes copies nothing.
+                let mismatch = integrity.and_then(|i| check_integrity(&i, data).err());
                 l.push(path, size, false, read);
                 if let Some(last) = l.out.files.last_mut() {
                     last.integrity_mismatch = mismatch;

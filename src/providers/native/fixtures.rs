@@ -454,13 +454,13 @@ pub(super) fn run(tool: &str, args: &[&str]) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
-/// A pinned fixture from `tests/fixtures/fetch.sh`, or `None` (after
+/// A pinned fixture (file or directory) from `tests/fixtures/fetch.sh`, or `None` (after
 /// [`skip_or_fail`]) when it is missing.
 pub(crate) fn fixture(name: &str) -> Option<std::path::PathBuf> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("target/fixtures")
         .join(name);
-    if path.is_file() {
+    if path.exists() {
         Some(path)
     } else {
         skip_or_fail(&format!(
