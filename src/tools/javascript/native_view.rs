@@ -77,3 +77,72 @@ pub fn view(evidence: &Evidence) -> (Value, Vec<String>) {
     });
     (view, body.limitations.clone())
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::session::{Confidence, EvidenceDraft, native_identity};
+
+    fn record(operation: ToolName, result: Value) -> Evidence {
+        EvidenceDraft {
+            operation: operation.as_str().to_owned(),
+            subject: None,
+            provider: native_identity(),
+            parameters: json!({}),
+            result,
+            confidence: Confidence::Observed,
+            limitations: vec!["segment table cut".into()],
+            locations: Vec::new(),
+            local_path: None,
+        }
+        .seal()
+        .unwrap()
+    }
+
+    #[test]
+    fn a_layout_offers_exports_and_imports_as_native_seeds() {
+        let evidence = record(
+            ToolName::InspectBinaryLayout,
+            json!({
+                "document": "addon.node", "format": "elf", "architecture": "x86_64",
+                "entry_point": "0x1040",
+                "exports": [{"name": "napi_register_module_v1", "address": "0x2000"}, {"name": "#7", "address": "0x2100"}],
+                "imports": [{"library": "", "name": "uv_fs_open"}],
+                "needed_libraries": ["libc.so.6"],
+            }),
+        );
+        let (view, limitations) = view(&evidence);
+        assert_eq!(view["kind"], "native-binary");
+        assert_eq!(view["entry_point"], "0x1040");
+        assert_eq!(view["seeds"]["entry_point"]["procedure"], "0x1040");
+        // An export by ordinal only has no name to trace.
+        assert_eq!(
+            view["seeds"]["exports"]["items"],
+            json!([{"tool": "trace_feature", "query": "napi_register_module_v1",
+                    "why": "exported symbol: an entry into this code"}])
+        );
+        assert_eq!(view["seeds"]["imports"]["items"][0]["query"], "uv_fs_open");
+        assert_eq!(limitations, vec!["segment table cut"]);
+        assert_eq!(view["unknowns"][0], "segment table cut");
+    }
+
+    #[test]
+    fn an_overview_says_where_exports_are_listed() {
+        let evidence = record(
+            ToolName::BinaryOverview,
+            json!({"document": "a", "format": "elf", "architecture": "x86_64", "entry_point": null}),
+        );
+        let (view, _) = view(&evidence);
+        assert_eq!(view["seeds"]["entry_point"], Value::Null);
+        assert_eq!(view["seeds"]["exports"]["total"], 0);
+        assert!(
+            view["unknowns"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|u| u.as_str().unwrap().contains("inspect_binary_layout"))
+        );
+    }
+}
