@@ -144,8 +144,9 @@ fn extract_all(
             progress.advance(&listing.files[i].path);
             out.insert(i, parsed);
         }
-        worker.join().map_err(|_| JsError::Invalid {
-            detail: "the extraction thread stopped unexpectedly".into(),
+        worker.join().map_err(|_| JsError::Io {
+            path: "<extraction thread>".into(),
+            reason: "the extraction thread stopped unexpectedly".into(),
         })?;
         Ok(out)
     })
@@ -163,11 +164,16 @@ fn parse_one(file: &source::SourceFile, extractor: Extractor) -> Parsed {
     let Ok(text) = std::str::from_utf8(bytes) else {
         return Parsed::NotParsed("not valid UTF-8".into());
     };
-    if page {
-        return Parsed::Page(html::scan(text, &|body, l| (extractor.run)(body, l)));
-    }
-    match language {
-        Some(l) => Parsed::Module((extractor.run)(text, l)),
-        None => Parsed::NotParsed("not a source file".into()),
-    }
+    // The extractor promises not to panic; should it break that promise on
+    // one file, that file is reported unparsed and the analysis goes on.
+    let guarded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        if page {
+            return Parsed::Page(html::scan(text, &|body, l| (extractor.run)(body, l)));
+        }
+        match language {
+            Some(l) => Parsed::Module((extractor.run)(text, l)),
+            None => Parsed::NotParsed("not a source file".into()),
+        }
+    }));
+    guarded.unwrap_or_else(|_| Parsed::NotParsed("the extractor failed on this file".into()))
 }

@@ -958,3 +958,29 @@ fn a_crowded_channel_is_counted_not_multiplied() {
         300 * 300 - FINDINGS_CAP as u64
     );
 }
+
+#[test]
+fn an_extractor_failure_costs_one_file_not_the_analysis() {
+    fn flaky(text: &str, language: Language) -> ModuleFacts {
+        if text.contains("boom") {
+            panic!("extractor bug");
+        }
+        super::extract::extract(text, language)
+    }
+    let t = tempfile::tempdir().unwrap();
+    std::fs::write(t.path().join("a.js"), "boom").unwrap();
+    std::fs::write(t.path().join("b.js"), "require('./a')").unwrap();
+    let extractor = super::Extractor {
+        run: flaky,
+        stack_bytes: super::extract::EXTRACT_STACK_BYTES,
+    };
+    let a = super::analyze_with(t.path(), &Options::default(), &Silent, extractor).unwrap();
+    assert_eq!(a.coverage.files_parsed, 1);
+    assert_eq!(a.coverage.files_not_parsed, 1);
+    assert!(
+        a.findings
+            .unknowns
+            .iter()
+            .any(|u| u.kind == UnknownKind::NotParsed && u.message.contains("extractor failed"))
+    );
+}
