@@ -29,12 +29,6 @@ pub const MAX_INPUT_PATH_CHARS: usize = 16_384;
 /// Most entry-point locations named on the Evidence record.
 const MAX_LOCATIONS: usize = 32;
 
-impl From<JsError> for ToolError {
-    fn from(e: JsError) -> Self {
-        ToolError::new(e.code(), e.to_string(), e.remediation())
-    }
-}
-
 pub(crate) fn analyze_javascript_application(
     input: AnalyzeJavascriptApplicationInput,
     session: &mut Session,
