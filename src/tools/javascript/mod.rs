@@ -117,22 +117,9 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::session::{Confidence, EvidenceDraft, native_identity};
 
     fn record(result: serde_json::Value) -> Evidence {
-        EvidenceDraft {
-            operation: ANALYZE_OPERATION.to_owned(),
-            subject: None,
-            provider: native_identity(),
-            parameters: json!({}),
-            result,
-            confidence: Confidence::Observed,
-            limitations: Vec::new(),
-            locations: Vec::new(),
-            local_path: None,
-        }
-        .seal()
-        .unwrap()
+        testkit::record(ANALYZE_OPERATION, result, Vec::new())
     }
 
     #[test]

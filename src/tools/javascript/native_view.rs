@@ -83,22 +83,13 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::session::{Confidence, EvidenceDraft, native_identity};
 
     fn record(operation: ToolName, result: Value) -> Evidence {
-        EvidenceDraft {
-            operation: operation.as_str().to_owned(),
-            subject: None,
-            provider: native_identity(),
-            parameters: json!({}),
+        crate::tools::javascript::testkit::record(
+            operation.as_str(),
             result,
-            confidence: Confidence::Observed,
-            limitations: vec!["segment table cut".into()],
-            locations: Vec::new(),
-            local_path: None,
-        }
-        .seal()
-        .unwrap()
+            vec!["segment table cut".into()],
+        )
     }
 
     #[test]

@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
+use crate::session::{Confidence, Evidence, EvidenceDraft, native_identity};
+
 use crate::javascript::{
     Analysis, Coverage, CoverageStatus, Edge, EdgeKind, EntryKind, EntryPoint, Findings,
     InputFormat, Limits, Node, NodeKind, PackageInfo, SCHEMA_VERSION, SourceLocation, Statistics,
@@ -391,4 +393,21 @@ pub(crate) fn demo() -> (Builder, Demo) {
         electron,
     };
     (b, ids)
+}
+
+/// A sealed native-provider record of `operation` holding `result`.
+pub(crate) fn record(operation: &str, result: Value, limitations: Vec<String>) -> Evidence {
+    EvidenceDraft {
+        operation: operation.to_owned(),
+        subject: None,
+        provider: native_identity(),
+        parameters: json!({}),
+        result,
+        confidence: Confidence::Observed,
+        limitations,
+        locations: Vec::new(),
+        local_path: None,
+    }
+    .seal()
+    .expect("a small record seals")
 }
