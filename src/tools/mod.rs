@@ -176,111 +176,114 @@ pub fn call(
     session: &mut Session,
     progress: Progress<'_>,
 ) -> ToolOutput {
-    let outcome =
-        match tool {
-            ToolName::BinarySession => {
-                inputs::parse(arguments).and_then(|i| lifecycle::binary_session(i, session))
-            }
-            ToolName::OpenBinary => {
-                inputs::parse(arguments).and_then(|i| lifecycle::open_binary(i, session))
-            }
-            ToolName::CloseBinary => {
-                inputs::parse(arguments).and_then(|i| lifecycle::close_binary(i, session))
-            }
-            ToolName::ListDocuments => {
-                inputs::parse(arguments).and_then(|i| inventory::list_documents(i, session))
-            }
-            ToolName::SetCurrentDocument => {
-                inputs::parse(arguments).and_then(|i| lifecycle::set_current_document(i, session))
-            }
-            ToolName::BinaryOverview => {
-                inputs::parse(arguments).and_then(|i| inventory::binary_overview(i, session))
-            }
-            ToolName::ListProcedures => inputs::parse(arguments)
-                .and_then(|i| inventory::list_procedures(i, session, progress)),
-            ToolName::SearchProcedures => {
-                inputs::parse(arguments).and_then(|i| procedures::search_procedures(i, session))
-            }
-            ToolName::ProcedureAddress => {
-                inputs::parse(arguments).and_then(|i| procedures::procedure_address(i, session))
-            }
-            ToolName::InspectBinaryLayout => {
-                inputs::parse(arguments).and_then(|i| layout::inspect_binary_layout(i, session))
-            }
-            ToolName::SearchStrings => {
-                inputs::parse(arguments).and_then(|i| strings::search_strings(i, session))
-            }
-            ToolName::ResolveContainingProcedure => inputs::parse(arguments)
-                .and_then(|i| code::resolve_containing_procedure(i, session, progress)),
-            ToolName::AnalyzeFunction => {
-                inputs::parse(arguments).and_then(|i| code::analyze_function(i, session, progress))
-            }
-            ToolName::Xrefs => {
-                inputs::parse(arguments).and_then(|i| code::xrefs(i, session, progress))
-            }
-            ToolName::ProcedureCallers => {
-                inputs::parse(arguments).and_then(|i| code::procedure_callers(i, session, progress))
-            }
-            ToolName::ProcedureCallees => {
-                inputs::parse(arguments).and_then(|i| code::procedure_callees(i, session, progress))
-            }
-            ToolName::TraceFeature => {
-                inputs::parse(arguments).and_then(|i| trace::trace_feature(i, session, progress))
-            }
-            ToolName::BuildCallPath => {
-                inputs::parse(arguments).and_then(|i| trace::build_call_path(i, session, progress))
-            }
-            ToolName::CompareFunctions => {
-                inputs::parse(arguments).and_then(|i| compare::compare_functions(i, session))
-            }
-            ToolName::VerifyReconstruction => {
-                inputs::parse(arguments).and_then(|i| compare::verify_reconstruction(i, session))
-            }
-            ToolName::InspectArtifact => {
-                inputs::parse(arguments).and_then(|i| artifacts::inspect_artifact(i, session))
-            }
-            ToolName::CompareArtifacts => inputs::parse(arguments)
-                .and_then(|i| compare::artifacts::compare_artifacts(i, session)),
-            ToolName::CompareProcessCaptures => inputs::parse(arguments)
-                .and_then(|i| compare::captures::compare_process_captures(i, session)),
-            ToolName::CorrelateStaticAndRuntime => inputs::parse(arguments)
-                .and_then(|i| correlate::correlate_static_and_runtime(i, session, progress)),
-            ToolName::ListEvidence => {
-                inputs::parse(arguments).and_then(|i| records::list_evidence(i, session))
-            }
-            ToolName::GetEvidence => {
-                inputs::parse(arguments).and_then(|i| records::get_evidence(i, session))
-            }
-            ToolName::ExportEvidenceBundle => {
-                inputs::parse(arguments).and_then(|i| records::export_evidence_bundle(i, session))
-            }
-            ToolName::ImportEvidenceBundle => {
-                inputs::parse(arguments).and_then(|i| records::import_evidence_bundle(i, session))
-            }
-            ToolName::RecordUnknown => {
-                inputs::parse(arguments).and_then(|i| unknowns::record_unknown(i, session))
-            }
-            ToolName::ListUnknowns => {
-                inputs::parse(arguments).and_then(|i| unknowns::list_unknowns(i, session))
-            }
-            ToolName::UpdateUnknown => {
-                inputs::parse(arguments).and_then(|i| unknowns::update_unknown(i, session))
-            }
-            ToolName::VerifyUnknownResolution => inputs::parse(arguments)
-                .and_then(|i| unknowns::verify_unknown_resolution(i, session)),
-            ToolName::CaptureProcessScenario => {
-                capture::parse(arguments).and_then(|i| capture::capture(i, session))
-            }
-            ToolName::AnalyzeJavascriptApplication => inputs::parse(arguments)
-                .and_then(|i| javascript::analyze_javascript_application(i, session, progress)),
-            ToolName::InspectAnalysisView => {
-                inputs::parse(arguments).and_then(|i| javascript::inspect_analysis_view(i, session))
-            }
-            ToolName::TraceApplicationFeature => inputs::parse(arguments)
-                .and_then(|i| javascript::trace_application_feature(i, session)),
-            ToolName::CompareApplicationVersions => inputs::parse(arguments)
-                .and_then(|i| javascript::compare_application_versions(i, session)),
-        };
+    let outcome = match tool {
+        ToolName::BinarySession => {
+            inputs::parse(arguments).and_then(|i| lifecycle::binary_session(i, session))
+        }
+        ToolName::OpenBinary => {
+            inputs::parse(arguments).and_then(|i| lifecycle::open_binary(i, session))
+        }
+        ToolName::CloseBinary => {
+            inputs::parse(arguments).and_then(|i| lifecycle::close_binary(i, session))
+        }
+        ToolName::ListDocuments => {
+            inputs::parse(arguments).and_then(|i| inventory::list_documents(i, session))
+        }
+        ToolName::SetCurrentDocument => {
+            inputs::parse(arguments).and_then(|i| lifecycle::set_current_document(i, session))
+        }
+        ToolName::BinaryOverview => {
+            inputs::parse(arguments).and_then(|i| inventory::binary_overview(i, session))
+        }
+        ToolName::ListProcedures => {
+            inputs::parse(arguments).and_then(|i| inventory::list_procedures(i, session, progress))
+        }
+        ToolName::SearchProcedures => {
+            inputs::parse(arguments).and_then(|i| procedures::search_procedures(i, session))
+        }
+        ToolName::ProcedureAddress => {
+            inputs::parse(arguments).and_then(|i| procedures::procedure_address(i, session))
+        }
+        ToolName::InspectBinaryLayout => {
+            inputs::parse(arguments).and_then(|i| layout::inspect_binary_layout(i, session))
+        }
+        ToolName::SearchStrings => {
+            inputs::parse(arguments).and_then(|i| strings::search_strings(i, session))
+        }
+        ToolName::ResolveContainingProcedure => inputs::parse(arguments)
+            .and_then(|i| code::resolve_containing_procedure(i, session, progress)),
+        ToolName::AnalyzeFunction => {
+            inputs::parse(arguments).and_then(|i| code::analyze_function(i, session, progress))
+        }
+        ToolName::Xrefs => inputs::parse(arguments).and_then(|i| code::xrefs(i, session, progress)),
+        ToolName::ProcedureCallers => {
+            inputs::parse(arguments).and_then(|i| code::procedure_callers(i, session, progress))
+        }
+        ToolName::ProcedureCallees => {
+            inputs::parse(arguments).and_then(|i| code::procedure_callees(i, session, progress))
+        }
+        ToolName::TraceFeature => {
+            inputs::parse(arguments).and_then(|i| trace::trace_feature(i, session, progress))
+        }
+        ToolName::BuildCallPath => {
+            inputs::parse(arguments).and_then(|i| trace::build_call_path(i, session, progress))
+        }
+        ToolName::CompareFunctions => {
+            inputs::parse(arguments).and_then(|i| compare::compare_functions(i, session))
+        }
+        ToolName::VerifyReconstruction => {
+            inputs::parse(arguments).and_then(|i| compare::verify_reconstruction(i, session))
+        }
+        ToolName::InspectArtifact => {
+            inputs::parse(arguments).and_then(|i| artifacts::inspect_artifact(i, session))
+        }
+        ToolName::CompareArtifacts => {
+            inputs::parse(arguments).and_then(|i| compare::artifacts::compare_artifacts(i, session))
+        }
+        ToolName::CompareProcessCaptures => inputs::parse(arguments)
+            .and_then(|i| compare::captures::compare_process_captures(i, session)),
+        ToolName::CorrelateStaticAndRuntime => inputs::parse(arguments)
+            .and_then(|i| correlate::correlate_static_and_runtime(i, session, progress)),
+        ToolName::ListEvidence => {
+            inputs::parse(arguments).and_then(|i| records::list_evidence(i, session))
+        }
+        ToolName::GetEvidence => {
+            inputs::parse(arguments).and_then(|i| records::get_evidence(i, session))
+        }
+        ToolName::ExportEvidenceBundle => {
+            inputs::parse(arguments).and_then(|i| records::export_evidence_bundle(i, session))
+        }
+        ToolName::ImportEvidenceBundle => {
+            inputs::parse(arguments).and_then(|i| records::import_evidence_bundle(i, session))
+        }
+        ToolName::RecordUnknown => {
+            inputs::parse(arguments).and_then(|i| unknowns::record_unknown(i, session))
+        }
+        ToolName::ListUnknowns => {
+            inputs::parse(arguments).and_then(|i| unknowns::list_unknowns(i, session))
+        }
+        ToolName::UpdateUnknown => {
+            inputs::parse(arguments).and_then(|i| unknowns::update_unknown(i, session))
+        }
+        ToolName::VerifyUnknownResolution => {
+            inputs::parse(arguments).and_then(|i| unknowns::verify_unknown_resolution(i, session))
+        }
+        ToolName::CaptureProcessScenario => {
+            capture::parse(arguments).and_then(|i| capture::capture(i, session))
+        }
+        ToolName::AnalyzeJavascriptApplication => {
+            inputs::parse(arguments).and_then(|i| javascript::analyze(i, session, progress))
+        }
+        ToolName::InspectAnalysisView => {
+            inputs::parse(arguments).and_then(|i| javascript::view(i, session))
+        }
+        ToolName::TraceApplicationFeature => {
+            inputs::parse(arguments).and_then(|i| javascript::trace(i, session))
+        }
+        ToolName::CompareApplicationVersions => {
+            inputs::parse(arguments).and_then(|i| javascript::compare(i, session))
+        }
+    };
     match outcome {
         Ok((result, evidence)) => ToolOutput::Success {
             result,

@@ -25,10 +25,10 @@ use crate::javascript::{Analysis, Node, NodeKind};
 use crate::session::evidence::{EXCERPT_CHARS, excerpt};
 use crate::session::{Evidence, Session};
 
-pub(crate) use analyze::analyze_javascript_application;
-pub(crate) use compare::compare_application_versions;
-pub(crate) use trace::trace_application_feature;
-pub(crate) use view::inspect_analysis_view;
+pub(crate) use analyze::analyze_javascript_application as analyze;
+pub(crate) use compare::compare_application_versions as compare;
+pub(crate) use trace::trace_application_feature as trace;
+pub(crate) use view::inspect_analysis_view as view;
 
 /// The operation whose Evidence holds an [`Analysis`].
 pub const ANALYZE_OPERATION: &str = "analyze_javascript_application";
