@@ -9,8 +9,11 @@
 //! bounded, confined) → `extract` parses each JavaScript/TypeScript text
 //! with oxc into per-file [`facts::ModuleFacts`] (`html` does the same for
 //! pages and their inline scripts) → `resolve` turns specifiers into files,
-//! packages and built-ins → `build` joins the facts into content-addressed
-//! nodes and edges and derives findings.
+//! packages and built-ins → `graph` joins the facts into content-addressed
+//! nodes and edges → `findings` derives processes, observations,
+//! relationships and unknowns → `finish` applies the limits and orders and
+//! computes the ids (and `Analysis::validate` checks them again).
+//! Extraction runs on one thread with the extractor's stack.
 
 pub mod detect;
 pub mod extract;

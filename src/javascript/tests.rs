@@ -880,6 +880,10 @@ fn progress_counts_every_parsed_file_and_odd_inputs_are_refused() {
     assert_eq!((c.0.get(), c.1.get()), (3, 3));
     assert_eq!(a.coverage.files_seen, 5);
     assert_eq!(a.coverage.files_parsed, 3);
+    assert_eq!(
+        node(&a, NodeKind::HtmlPage, "c.html").attributes["csp"],
+        json!(false)
+    );
     let not_app = analyze(&t.path().join("d.png"), &Options::default(), &Silent);
     assert!(matches!(not_app, Err(JsError::NotAnApplication { .. })));
     let missing = analyze(&t.path().join("nope"), &Options::default(), &Silent);
@@ -982,5 +986,36 @@ fn an_extractor_failure_costs_one_file_not_the_analysis() {
             .unknowns
             .iter()
             .any(|u| u.kind == UnknownKind::NotParsed && u.message.contains("extractor failed"))
+    );
+}
+
+#[test]
+fn an_unreadable_page_has_no_csp_verdict() {
+    let t = tempfile::tempdir().unwrap();
+    std::fs::write(
+        t.path().join("main.js"),
+        "const { BrowserWindow } = require('electron')\nconst w = new BrowserWindow({})\nw.loadFile('index.html')\n",
+    )
+    .unwrap();
+    std::fs::write(t.path().join("index.html"), b"\xff\xfe<html></html>").unwrap();
+    let a = run(t.path());
+    let page = node(&a, NodeKind::HtmlPage, "index.html");
+    assert_eq!(page.attributes["csp"], json!(null));
+    assert!(
+        a.entry_points
+            .iter()
+            .any(|e| e.kind == EntryKind::RendererPage)
+    );
+    assert!(
+        a.findings
+            .observations
+            .iter()
+            .all(|o| o.kind != ObservationKind::NoContentSecurityPolicy)
+    );
+    assert!(
+        a.findings
+            .unknowns
+            .iter()
+            .any(|u| u.kind == UnknownKind::NotParsed && u.message.contains("index.html"))
     );
 }
