@@ -148,7 +148,11 @@ async fn tools_list_is_fixed_and_unchanged_by_prompt_listing() {
             "compare_artifacts",
             "capture_process_scenario",
             "compare_process_captures",
-            "correlate_static_and_runtime"
+            "correlate_static_and_runtime",
+            "analyze_javascript_application",
+            "inspect_analysis_view",
+            "trace_application_feature",
+            "compare_application_versions"
         ]
     );
 }

@@ -136,6 +136,12 @@ impl From<SessionError> for ToolError {
     }
 }
 
+impl From<crate::javascript::JsError> for ToolError {
+    fn from(e: crate::javascript::JsError) -> Self {
+        ToolError::new(e.code(), e.to_string(), e.remediation())
+    }
+}
+
 impl From<ArtifactError> for ToolError {
     fn from(e: ArtifactError) -> Self {
         ToolError::new(e.code(), e.to_string(), e.remediation())

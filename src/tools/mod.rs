@@ -15,6 +15,7 @@ mod correlate;
 mod errors;
 mod inputs;
 mod inventory;
+mod javascript;
 mod layout;
 mod lifecycle;
 mod paging;
@@ -97,6 +98,16 @@ pub fn input_schema(tool: ToolName) -> Arc<JsonObject> {
         }
         ToolName::CaptureProcessScenario => {
             schema_for_type::<inputs::CaptureProcessScenarioInput>()
+        }
+        ToolName::AnalyzeJavascriptApplication => {
+            schema_for_type::<inputs::AnalyzeJavascriptApplicationInput>()
+        }
+        ToolName::InspectAnalysisView => schema_for_type::<inputs::InspectAnalysisViewInput>(),
+        ToolName::TraceApplicationFeature => {
+            schema_for_type::<inputs::TraceApplicationFeatureInput>()
+        }
+        ToolName::CompareApplicationVersions => {
+            schema_for_type::<inputs::CompareApplicationVersionsInput>()
         }
     }
 }
@@ -259,6 +270,18 @@ pub fn call(
         }
         ToolName::CaptureProcessScenario => {
             capture::parse(arguments).and_then(|i| capture::capture(i, session))
+        }
+        ToolName::AnalyzeJavascriptApplication => {
+            inputs::parse(arguments).and_then(|i| javascript::analyze(i, session, progress))
+        }
+        ToolName::InspectAnalysisView => {
+            inputs::parse(arguments).and_then(|i| javascript::view(i, session))
+        }
+        ToolName::TraceApplicationFeature => {
+            inputs::parse(arguments).and_then(|i| javascript::trace(i, session))
+        }
+        ToolName::CompareApplicationVersions => {
+            inputs::parse(arguments).and_then(|i| javascript::compare(i, session))
         }
     };
     match outcome {

@@ -1,0 +1,251 @@
+//! `analyze_javascript_application`: the application at `input_path`, read
+//! (never run) into an [`Analysis`] that becomes the Evidence result.
+//!
+//! The path is confined to the operator's read roots exactly as bundle
+//! imports are (canonicalized, every symlink resolved). The session's
+//! active target is neither needed nor changed. The handler already runs
+//! on a blocking thread (the server calls every tool there), so the
+//! analysis runs inline and reports its progress through the call's
+//! progress channel.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde_json::{Map, Value, json};
+
+use super::{ANALYZE_OPERATION, encode};
+use crate::javascript::{self, Analysis, InputFormat, JsError, Limits, Options};
+use crate::providers::native::Progress;
+use crate::session::evidence::{EXCERPT_CHARS, excerpt};
+use crate::session::{
+    AdmissionError, Confidence, EvidenceDraft, Location, Session, SessionError, Subject,
+    native_identity,
+};
+use crate::tools::inputs::{AnalyzeJavascriptApplicationInput, ApplicationFormat};
+use crate::tools::{HandlerResult, ToolError};
+
+/// Longest accepted `input_path`, in characters.
+pub const MAX_INPUT_PATH_CHARS: usize = 16_384;
+/// Most entry-point locations named on the Evidence record.
+const MAX_LOCATIONS: usize = 32;
+
+pub(crate) fn analyze_javascript_application(
+    input: AnalyzeJavascriptApplicationInput,
+    session: &mut Session,
+    progress: Progress<'_>,
+) -> HandlerResult {
+    let limits = input.limits.unwrap_or_default();
+    limits.validate()?;
+    let requested = checked_path(&input.input_path)?;
+    let real = session
+        .read_roots()
+        .confine(requested)
+        .map_err(|e| ToolError::from(SessionError::from(e)))?;
+    let format = detect(&real, requested, input.format)?;
+    let options = Options {
+        limits,
+        read_source_maps: input.read_source_maps,
+    };
+    let reporter = Reporter {
+        total: AtomicU64::new(0),
+        done: AtomicU64::new(0),
+        report: progress,
+    };
+    let analysis = javascript::analyze(&real, &options, &reporter)?;
+    let result = encode(&analysis, "analysis")?;
+    let draft = EvidenceDraft {
+        operation: ANALYZE_OPERATION.to_owned(),
+        subject: Some(subject(&analysis)),
+        provider: native_identity(),
+        parameters: parameters(format, &options),
+        result: result.clone(),
+        confidence: Confidence::Observed,
+        limitations: analysis.limitations.clone(),
+        locations: locations(&analysis),
+        local_path: Some(requested.display().to_string()),
+    };
+    let evidence = session.record(draft)?;
+    Ok((result, Some(evidence)))
+}
+
+/// The path as given: absolute and bounded.
+fn checked_path(text: &str) -> Result<&Path, ToolError> {
+    if text.is_empty() || text.chars().nth(MAX_INPUT_PATH_CHARS).is_some() {
+        return Err(ToolError::invalid_arguments(format!(
+            "input_path must be 1-{MAX_INPUT_PATH_CHARS} characters"
+        )));
+    }
+    let path = Path::new(text);
+    if !path.is_absolute() {
+        return Err(ToolError::invalid_arguments(format!(
+            "input_path `{}` is not absolute; pass the absolute path of the application \
+             directory or .asar file",
+            excerpt(text, 4 * EXCERPT_CHARS)
+        )));
+    }
+    Ok(path)
+}
+
+/// The input's format: what the file system says, checked against what
+/// the caller asked for. Anything neither a directory nor a regular file
+/// (a FIFO, a device) is refused before anything opens it.
+fn detect(
+    real: &Path,
+    requested: &Path,
+    asked: ApplicationFormat,
+) -> Result<InputFormat, ToolError> {
+    let shown = excerpt(&requested.display().to_string(), 4 * EXCERPT_CHARS);
+    let meta = std::fs::metadata(real).map_err(|e| JsError::Io {
+        path: shown.clone(),
+        reason: e.to_string(),
+    })?;
+    let found = if meta.is_dir() {
+        InputFormat::Directory
+    } else if meta.is_file() {
+        InputFormat::Asar
+    } else {
+        return Err(SessionError::from(AdmissionError::NotARegularFile { path: shown }).into());
+    };
+    let wanted = match asked {
+        ApplicationFormat::Auto => return Ok(found),
+        ApplicationFormat::Directory => InputFormat::Directory,
+        ApplicationFormat::Asar => InputFormat::Asar,
+    };
+    if wanted == found {
+        Ok(found)
+    } else {
+        Err(ToolError::new(
+            "input_format_mismatch",
+            format!(
+                "format is {} but {shown} is {}",
+                wanted.as_str(),
+                match found {
+                    InputFormat::Directory => "a directory",
+                    InputFormat::Asar => "a file",
+                }
+            ),
+            "Pass format auto (the default), or the format the path really has.",
+        ))
+    }
+}
+
+/// The application's identity: the root digest and how it was read.
+fn subject(analysis: &Analysis) -> Subject {
+    Subject {
+        sha256: analysis.root_sha256.clone(),
+        format: format!("javascript-{}", analysis.format.as_str()),
+        architecture: None,
+    }
+}
+
+/// Identity parameters: the format, the source-map choice and the limits
+/// that differ from the defaults (so default and explicit-default calls
+/// are the same Evidence). Never a local path.
+fn parameters(format: InputFormat, options: &Options) -> Value {
+    let mut limits = Map::new();
+    for ((name, value, _), (_, default, _)) in options
+        .limits
+        .fields()
+        .into_iter()
+        .zip(Limits::default().fields())
+    {
+        if value != default {
+            limits.insert(name.to_owned(), json!(value));
+        }
+    }
+    json!({
+        "format": format.as_str(),
+        "read_source_maps": options.read_source_maps,
+        "limits": limits,
+    })
+}
+
+/// The entry points' files.
+fn locations(analysis: &Analysis) -> Vec<Location> {
+    let mut paths: Vec<&str> = analysis
+        .entry_points
+        .iter()
+        .map(|e| e.path.as_str())
+        .collect();
+    paths.sort_unstable();
+    paths.dedup();
+    paths
+        .into_iter()
+        .take(MAX_LOCATIONS)
+        .map(|path| Location::ArtifactPath {
+            path: path.to_owned(),
+        })
+        .collect()
+}
+
+/// Turns the library's per-file progress into `(done, total)` reports.
+struct Reporter<'a> {
+    total: AtomicU64,
+    done: AtomicU64,
+    report: Progress<'a>,
+}
+
+impl javascript::Progress for Reporter<'_> {
+    fn total(&self, files: u64) {
+        self.total.store(files, Ordering::Relaxed);
+        (self.report)(self.done.load(Ordering::Relaxed), files);
+    }
+
+    fn advance(&self, _path: &str) {
+        let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;
+        (self.report)(done, self.total.load(Ordering::Relaxed));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_and_oversized_paths_are_refused() {
+        assert_eq!(checked_path("app").unwrap_err().code, "invalid_arguments");
+        assert_eq!(checked_path("").unwrap_err().code, "invalid_arguments");
+        let long = format!("/{}", "a".repeat(MAX_INPUT_PATH_CHARS));
+        assert_eq!(checked_path(&long).unwrap_err().code, "invalid_arguments");
+        assert!(checked_path("/srv/app").is_ok());
+    }
+
+    #[test]
+    fn a_format_mismatch_is_typed() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("app.asar");
+        std::fs::write(&file, b"x").unwrap();
+        assert_eq!(
+            detect(dir.path(), dir.path(), ApplicationFormat::Asar)
+                .unwrap_err()
+                .code,
+            "input_format_mismatch"
+        );
+        assert_eq!(
+            detect(&file, &file, ApplicationFormat::Directory)
+                .unwrap_err()
+                .code,
+            "input_format_mismatch"
+        );
+        assert_eq!(
+            detect(&file, &file, ApplicationFormat::Auto).unwrap(),
+            InputFormat::Asar
+        );
+        assert_eq!(
+            detect(dir.path(), dir.path(), ApplicationFormat::Directory).unwrap(),
+            InputFormat::Directory
+        );
+    }
+
+    #[test]
+    fn parameters_name_only_non_default_limits() {
+        let mut options = Options::default();
+        assert_eq!(parameters(InputFormat::Asar, &options)["limits"], json!({}));
+        options.limits.max_depth = 3;
+        options.read_source_maps = true;
+        assert_eq!(
+            parameters(InputFormat::Directory, &options),
+            json!({"format": "directory", "read_source_maps": true, "limits": {"max_depth": 3}})
+        );
+    }
+}

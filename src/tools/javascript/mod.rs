@@ -1,0 +1,145 @@
+//! The JavaScript/Electron application tools: `analyze_javascript_application`
+//! runs the [`crate::javascript`] library and records the whole analysis as
+//! Evidence; `inspect_analysis_view`, `trace_application_feature` and
+//! `compare_application_versions` read such records back from the ledger
+//! (retained or imported), validate them, and record what they derive.
+//!
+//! Shared here: reading an analysis out of a record, the layer of a node,
+//! and the graph indexes the view and the trace both need.
+
+mod analyze;
+mod compare;
+mod graph;
+mod native_view;
+mod seeds;
+mod trace;
+mod view;
+
+#[cfg(test)]
+mod testkit;
+
+use serde::Serialize;
+
+use super::ToolError;
+use crate::javascript::{Analysis, Node, NodeKind};
+use crate::session::evidence::{EXCERPT_CHARS, excerpt};
+use crate::session::{Evidence, Session};
+
+pub(crate) use analyze::analyze_javascript_application as analyze;
+pub(crate) use compare::compare_application_versions as compare;
+pub(crate) use trace::trace_application_feature as trace;
+pub(crate) use view::inspect_analysis_view as view;
+
+/// The operation whose Evidence holds an [`Analysis`].
+pub const ANALYZE_OPERATION: &str = "analyze_javascript_application";
+
+/// Where a node runs: the Electron process layer, or outside the
+/// application's own code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Layer {
+    Renderer,
+    Preload,
+    Main,
+    Native,
+    External,
+    Unknown,
+}
+
+impl Layer {
+    /// A module's layer is its `process` attribute; pages render; windows,
+    /// menus and protocols are main-process objects; exposed APIs live in
+    /// the preload; packages, built-ins and URLs are outside the
+    /// application's code. A channel joins layers and belongs to none.
+    pub fn of(node: &Node) -> Layer {
+        match node.kind {
+            NodeKind::Module => match node.attributes.get("process").and_then(|v| v.as_str()) {
+                Some("main") => Layer::Main,
+                Some("preload") => Layer::Preload,
+                Some("renderer") => Layer::Renderer,
+                _ => Layer::Unknown,
+            },
+            NodeKind::HtmlPage | NodeKind::Webview => Layer::Renderer,
+            NodeKind::NativeModule => Layer::Native,
+            NodeKind::Window | NodeKind::Menu | NodeKind::Protocol => Layer::Main,
+            NodeKind::ExposedApi => Layer::Preload,
+            NodeKind::Package | NodeKind::Builtin | NodeKind::Url => Layer::External,
+            NodeKind::IpcChannel => Layer::Unknown,
+        }
+    }
+}
+
+/// The analysis held by `evidence_id`, which must be
+/// `analyze_javascript_application` Evidence that still validates.
+pub(crate) fn fetch_analysis(
+    session: &Session,
+    field: &str,
+    evidence_id: &str,
+) -> Result<Analysis, ToolError> {
+    let evidence =
+        super::compare::fetch_operation(session, field, evidence_id, &[ANALYZE_OPERATION])?;
+    analysis_of(&evidence, field)
+}
+
+/// Reads and validates the analysis in a record.
+pub(crate) fn analysis_of(evidence: &Evidence, field: &str) -> Result<Analysis, ToolError> {
+    let invalid = |detail: String| {
+        ToolError::new(
+            "analysis_invalid",
+            format!(
+                "{field} `{}` does not hold a valid application analysis: {}",
+                evidence.evidence_id,
+                excerpt(&detail, 2 * EXCERPT_CHARS)
+            ),
+            "Re-run analyze_javascript_application on the application; do not edit analysis \
+             results by hand.",
+        )
+    };
+    let analysis: Analysis =
+        serde_json::from_value(evidence.body.result.clone()).map_err(|e| invalid(e.to_string()))?;
+    analysis.validate().map_err(|e| invalid(e.to_string()))?;
+    Ok(analysis)
+}
+
+/// Encodes a result value; failing is a defect, reported as such.
+pub(crate) fn encode<T: Serialize>(value: &T, what: &str) -> Result<serde_json::Value, ToolError> {
+    serde_json::to_value(value).map_err(|e| {
+        ToolError::new(
+            "evidence_error",
+            format!("cannot encode the {what}: {e}"),
+            "This is a defect in rea; please report it with the application that caused it.",
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn record(result: serde_json::Value) -> Evidence {
+        testkit::record(ANALYZE_OPERATION, result, Vec::new())
+    }
+
+    #[test]
+    fn a_retained_analysis_is_read_back_and_a_tampered_one_refused() {
+        let analysis = testkit::demo().0.build();
+        let good = record(serde_json::to_value(&analysis).unwrap());
+        assert_eq!(analysis_of(&good, "evidence_id").unwrap(), analysis);
+
+        let mut tampered = analysis.clone();
+        tampered.nodes[0].name = "elsewhere.js".into();
+        let bad = record(serde_json::to_value(&tampered).unwrap());
+        assert_eq!(
+            analysis_of(&bad, "evidence_id").unwrap_err().code,
+            "analysis_invalid"
+        );
+        let mut extra = serde_json::to_value(&analysis).unwrap();
+        extra["surprise"] = json!(1);
+        assert_eq!(
+            analysis_of(&record(extra), "evidence_id").unwrap_err().code,
+            "analysis_invalid"
+        );
+    }
+}
