@@ -367,7 +367,7 @@ fn session_facts(session: &Mutex<Session>) -> SessionFacts {
     SessionFacts::from_pairs([
         (
             "application_analysis_retained",
-            retained("analyze_javascript_application"),
+            retained(ToolName::AnalyzeJavascriptApplication.as_str()),
         ),
         (
             "binary_layout_retained",
