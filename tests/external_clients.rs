@@ -700,3 +700,79 @@ int main(void) {
         .collect();
     assert!(survivors.is_empty(), "still running: {survivors:?}");
 }
+
+/// Issue 6 through a client that is not ours: the real electron-api-demos
+/// app analysed, viewed and traced from a renderer channel to its main
+/// handler, two electron-log releases compared, and `investigate_feature`
+/// then starting from the analysis view. Nothing of the app is run.
+#[test]
+fn python_sdk_analyzes_traces_and_compares_electron_applications() {
+    let (Some(python), Some(app), Some(left), Some(right)) = (
+        python(),
+        common::fixture("electron-api-demos-2.0.1"),
+        common::fixture("electron-log-4.4.8"),
+        common::fixture("electron-log-5.0.0"),
+    ) else {
+        return;
+    };
+    let evidence_of = |step: usize| format!("${step}.structuredContent.evidence.evidence_id");
+    let plan = json!([
+        {"op": "call", "tool": "analyze_javascript_application", "arguments": {"input_path": app}},
+        {"op": "call", "tool": "inspect_analysis_view", "arguments": {"evidence_id": evidence_of(0)}},
+        {"op": "call", "tool": "trace_application_feature", "arguments": {
+            "evidence_id": evidence_of(0),
+            "seed": {"kind": "channel", "value": "asynchronous-message"}}},
+        {"op": "call", "tool": "analyze_javascript_application", "arguments": {"input_path": left}},
+        {"op": "call", "tool": "analyze_javascript_application", "arguments": {"input_path": right}},
+        {"op": "call", "tool": "compare_application_versions", "arguments": {
+            "left_evidence_id": evidence_of(3), "right_evidence_id": evidence_of(4)}},
+        {"op": "get_prompt", "name": "investigate_feature", "arguments": {
+            "feature": "asynchronous messages", "target_path": app}},
+    ]);
+    let mut cmd = Command::new(python);
+    cmd.arg(script("python_client.py"))
+        .args(["modern", REA, "mcp"]);
+    let out = run(cmd, &plan);
+    let results = out["results"].as_array().unwrap();
+    for (i, r) in results.iter().take(6).enumerate() {
+        assert_eq!(r["isError"], false, "step {i}: {r}");
+    }
+    let analysis = &results[0]["structuredContent"]["result"];
+    assert_eq!(analysis["package"]["name"], "electron-api-demos");
+    let channels: Vec<&str> =
+        results[1]["structuredContent"]["result"]["seeds"]["channels"]["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["value"].as_str().unwrap())
+            .collect();
+    assert!(channels.contains(&"asynchronous-message"), "{channels:?}");
+    let trace = &results[2]["structuredContent"]["result"];
+    let ends: Vec<(&str, &str)> = trace["paths"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let last = p["steps"].as_array().unwrap().last().unwrap();
+            (
+                last["name"].as_str().unwrap(),
+                last["layer"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert!(
+        ends.contains(&("main-process/communication/async-msg.js", "main")),
+        "{ends:?}"
+    );
+    assert!(
+        ends.contains(&("renderer-process/communication/async-msg.js", "renderer")),
+        "{ends:?}"
+    );
+    let compared = &results[5]["structuredContent"]["result"];
+    assert_eq!(compared["status"], "changed", "{compared}");
+    assert_eq!(compared["dimensions"]["package"]["status"], "changed");
+    let prompt = results[6]["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap();
+    assert!(prompt.contains("**Analysis view first.**"), "{prompt}");
+}
