@@ -17,13 +17,7 @@ use rea::javascript::extract::{EXTRACT_STACK_BYTES, MAX_DIAGNOSTICS, extract};
 use rea::javascript::facts::{Language, MAX_FACTS_PER_LIST, ModuleFacts, Pos};
 use rea::javascript::model::EXCERPT_CHARS;
 
-const LANGUAGES: [Language; 5] = [
-    Language::JavaScript,
-    Language::Module,
-    Language::Jsx,
-    Language::TypeScript,
-    Language::Tsx,
-];
+const LANGUAGES: [Language; 5] = Language::ALL;
 
 type Worker = (Sender<(String, Language)>, Receiver<ModuleFacts>);
 

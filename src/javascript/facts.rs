@@ -234,6 +234,15 @@ pub enum Language {
 }
 
 impl Language {
+    /// Every language, for tests and fuzzing that try a text as each.
+    pub const ALL: [Language; 5] = [
+        Language::JavaScript,
+        Language::Module,
+        Language::Jsx,
+        Language::TypeScript,
+        Language::Tsx,
+    ];
+
     /// The language of a logical path, or `None` when it is not source.
     pub fn of_path(path: &str) -> Option<Language> {
         let ext = path.rsplit_once('.')?.1.to_ascii_lowercase();

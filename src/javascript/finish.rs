@@ -117,18 +117,8 @@ fn limit_unknown(message: String) -> Unknown {
 
 fn sorted_nodes(g: &Graph) -> Vec<Node> {
     let mut nodes: Vec<Node> = g.nodes.values().cloned().collect();
-    nodes.sort_by(|a, b| (a.kind, &a.name, &a.node_id).cmp(&(b.kind, &b.name, &b.node_id)));
+    nodes.sort_by(Node::list_order);
     nodes
-}
-
-fn edge_order(a: &Edge, b: &Edge) -> std::cmp::Ordering {
-    (a.kind, &a.from, &a.to, &a.location, &a.edge_id).cmp(&(
-        b.kind,
-        &b.from,
-        &b.to,
-        &b.location,
-        &b.edge_id,
-    ))
 }
 
 /// Dedups and sorts edges, then keeps at most `max_nodes` nodes (in list
@@ -142,7 +132,7 @@ fn apply_graph_limits(
 ) {
     let mut seen = BTreeSet::new();
     g.edges.retain(|e| seen.insert(e.edge_id.clone()));
-    g.edges.sort_by(edge_order);
+    g.edges.sort_by(Edge::list_order);
     let mut hit = |name: &str, total: usize, max: u64, stopped_by: &mut Option<String>| {
         let text = format!("{name} ({max}) reached: {total} found, the rest were dropped");
         stopped_by.get_or_insert_with(|| name.to_owned());

@@ -305,6 +305,13 @@ pub struct Node {
     pub attributes: BTreeMap<String, Value>,
 }
 
+impl Node {
+    /// The documented list order: (`kind`, `name`, `node_id`).
+    pub fn list_order(a: &Node, b: &Node) -> std::cmp::Ordering {
+        (a.kind, &a.name, &a.node_id).cmp(&(b.kind, &b.name, &b.node_id))
+    }
+}
+
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
 )]
@@ -397,6 +404,17 @@ pub struct Edge {
 }
 
 impl Edge {
+    /// The documented list order: (`kind`, `from`, `to`, `location`, `edge_id`).
+    pub fn list_order(a: &Edge, b: &Edge) -> std::cmp::Ordering {
+        (a.kind, &a.from, &a.to, &a.location, &a.edge_id).cmp(&(
+            b.kind,
+            &b.from,
+            &b.to,
+            &b.location,
+            &b.edge_id,
+        ))
+    }
+
     pub fn new(
         kind: EdgeKind,
         from: String,

@@ -269,13 +269,7 @@ fn token() -> impl Strategy<Value = &'static str> {
     ])
 }
 
-const LANGUAGES: [Language; 5] = [
-    Language::JavaScript,
-    Language::Module,
-    Language::Jsx,
-    Language::TypeScript,
-    Language::Tsx,
-];
+const LANGUAGES: [Language; 5] = Language::ALL;
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]

@@ -162,17 +162,8 @@ impl Builder {
     }
 
     pub fn build(mut self) -> Analysis {
-        self.nodes
-            .sort_by(|a, b| (a.kind, &a.name, &a.node_id).cmp(&(b.kind, &b.name, &b.node_id)));
-        self.edges.sort_by(|a, b| {
-            (a.kind, &a.from, &a.to, &a.location, &a.edge_id).cmp(&(
-                b.kind,
-                &b.from,
-                &b.to,
-                &b.location,
-                &b.edge_id,
-            ))
-        });
+        self.nodes.sort_by(Node::list_order);
+        self.edges.sort_by(Edge::list_order);
         self.entry_points
             .sort_by(|a, b| (a.kind, &a.path).cmp(&(b.kind, &b.path)));
         let mut statistics = Statistics::default();
