@@ -61,6 +61,10 @@ seed_file() { # seed_file TARGET SOURCE NAME: copy when it exists and fits max_l
     say "  seed $target/$name <- $source ($size bytes)"
 }
 
+# The pinned fixtures are the richest seeds: fetch them (cached) first.
+if ! bash tests/fixtures/fetch.sh >target/ci/fuzz-fixtures.log 2>&1; then
+    say "fixtures could not all be fetched (see target/ci/fuzz-fixtures.log); seeding from what is here"
+fi
 say "writing seed corpora under fuzz/corpus/"
 mkdir -p fuzz/corpus/native_image fuzz/corpus/native_analysis fuzz/corpus/artifact_archive fuzz/corpus/prompt_arguments fuzz/corpus/match_key fuzz/corpus/javascript_extract
 
@@ -117,6 +121,14 @@ for source in "$demos/main.js" "$demos/main-process/menus/application-menu.js" \
         seed_js "$(basename "$(dirname "$source")")-$(basename "$source")" "$source"
     fi
 done
+# Every JavaScript file of the fixture packages (bounded), not just a few.
+if [ -d target/fixtures ]; then
+    n=0
+    while IFS= read -r -d '' source && [ "$n" -lt 400 ]; do
+        seed_js "fixture-$n-$(basename "$source")" "$source"
+        n=$((n + 1))
+    done < <(find target/fixtures -type f -name '*.js' -size -256k -print0 | sort -z)
+fi
 printf '\x03%s' "import type { T } from 't'; const w = new BrowserWindow({ webPreferences: { preload: path.join(__dirname, 'p.js') } as T })" \
     > fuzz/corpus/javascript_extract/seed-ts
 printf '\x02%s' "const App = () => <a href=\"https://x.org\">{window.api.v}</a>" > fuzz/corpus/javascript_extract/seed-jsx
@@ -141,7 +153,7 @@ for target in "${targets[@]}"; do
     say "fuzzing $target for ${seconds}s (runs<=$runs, max_len=${max_len[$target]}), log: $log"
     set +e
     cargo fuzz run "$target" --sanitizer none -- \
-        -runs="$runs" -max_total_time="$seconds" -max_len="${max_len[$target]}" \
+        -runs="$runs" -max_total_time="$seconds" -max_len="${max_len[$target]}" -len_control=0 \
         -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 2>&1 | tee "$log" |
         grep -E '^(INFO: (seed corpus|Loaded)|#[0-9]+ +(INITED|DONE)|Done [0-9]+ runs|stat::|==[0-9]+==|SUMMARY|thread .* panicked|artifact_prefix|Test unit written|Base64:|error)'
     status=${PIPESTATUS[0]}

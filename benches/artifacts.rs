@@ -222,7 +222,10 @@ fn inspect_path(path: &Path) -> Inspection {
 }
 
 fn inspect_with(path: &Path, limits: &Limits) -> Inspection {
-    let format = sniff(path)
+    let file = rea::confined::Roots::default()
+        .open_file(path)
+        .expect("open the input");
+    let format = sniff(&file)
         .expect("sniff the input")
         .unwrap_or_else(|| panic!("{} is not an artifact container", path.display()));
     inspect(path, format, limits).expect("the inspection succeeds")

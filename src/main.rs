@@ -9,11 +9,15 @@ use clap::Parser;
 fn main() -> ExitCode {
     // stdout may carry JSON-RPC (`rea mcp`); every log line goes to stderr.
     use std::io::IsTerminal;
-    tracing_subscriber::fmt()
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::{Layer, filter};
+    let layer = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
-        .with_env_filter(log_filter())
-        .init();
+        .with_filter(log_filter())
+        .with_filter(filter::filter_fn(|meta| !too_verbose_for_mcp_library(meta)));
+    tracing_subscriber::registry().with(layer).init();
     let args = cli::Cli::parse();
     match cli::run(args) {
         Ok(code) => code,
@@ -24,15 +28,16 @@ fn main() -> ExitCode {
     }
 }
 
-/// `REA_LOG` (default `warn`), with the MCP library held at `info` whatever
-/// it asks: rmcp's debug and trace events print whole JSON-RPC messages, and
-/// tool arguments may carry secret values (a capture's environment) that
-/// must never reach a log.
+/// `REA_LOG` (default `warn`), for rea and the MCP library alike.
 fn log_filter() -> tracing_subscriber::EnvFilter {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("REA_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    match "rmcp=info".parse() {
-        Ok(cap) => filter.add_directive(cap),
-        Err(_) => filter,
-    }
+    tracing_subscriber::EnvFilter::try_from_env("REA_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"))
+}
+
+/// The MCP library is capped at `info` whatever `REA_LOG` asks: its debug
+/// and trace events print whole JSON-RPC messages, and tool arguments may
+/// carry secret values (a capture's environment) that must never reach a
+/// log. Below the cap it obeys `REA_LOG` like everything else.
+fn too_verbose_for_mcp_library(meta: &tracing::Metadata<'_>) -> bool {
+    meta.target().starts_with("rmcp") && *meta.level() > tracing::Level::INFO
 }

@@ -393,6 +393,59 @@ int main(void) {
     assert!(!echo.contains(secret) && echo.contains("plain"));
 }
 
+/// F6: a library named after a secret shows in the crash module map only
+/// redacted.
+#[test]
+fn a_secret_in_a_mapped_file_name_is_redacted() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = common::open_dir();
+    let secret = "k7Secret-Lib-Name-4410";
+    let lib = format!("lib_{secret}.so");
+    let Some(lib_path) = common::compile_c_with(
+        dir.path(),
+        &lib,
+        &["-shared", "-fPIC"],
+        &[("lib.c", "int helper(void) { return 1; }\n")],
+    ) else {
+        return;
+    };
+    std::fs::set_permissions(&lib_path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let src = r#"
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+int main(void) {
+    char name[512];
+    snprintf(name, sizeof name, "./lib_%s.so", getenv("TOKEN"));
+    if (!dlopen(name, RTLD_NOW)) { puts("dlopen failed"); return 2; }
+    volatile int *p = 0;
+    return *p;
+}
+"#;
+    let Some(exe) = common::compile_c_with(dir.path(), "loader", &["-O0"], &[("loader.c", src)])
+    else {
+        return;
+    };
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let c = capture(&scenario(
+        &exe,
+        dir.path(),
+        json!({"environment": [{"name": "TOKEN", "value": secret, "secret": true}]}),
+    ));
+    assert_eq!(c.exit.signal, Some(libc::SIGSEGV), "{:?}", c.stdout.text);
+    let crash = c.crash.as_ref().expect("a crash");
+    assert!(
+        crash
+            .module_map
+            .iter()
+            .any(|m| m.path.ends_with("lib_[redacted:TOKEN].so")),
+        "{:?}",
+        crash.module_map
+    );
+    let whole = serde_json::to_string(&c).unwrap();
+    assert!(!whole.contains(secret), "the secret reached the capture");
+}
+
 #[test]
 fn relative_paths_and_missing_programs_are_refused() {
     let dir = common::open_dir();

@@ -1054,3 +1054,54 @@ fn mcp_refuses_an_incomplete_process_capture_policy() {
     assert_eq!(out.code, Some(2), "{out:?}");
     assert!(out.stderr.contains("unexpected"), "{out:?}");
 }
+
+// ---- rea mcp start-up ------------------------------------------------------
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"smoke","version":"0"}}}"#;
+
+#[test]
+fn a_missing_read_root_reaches_the_client_as_a_readable_error() {
+    let out = run(rea()
+        .args(["mcp", "--read-root", "/nonexistent/rea-root"])
+        .write_stdin(format!("{INITIALIZE}\n")));
+    assert_eq!(out.code, Some(2), "{out:?}");
+    let reply: Value = serde_json::from_str(out.stdout.trim()).expect("one JSON-RPC reply");
+    assert_eq!(reply["id"], 1, "{out:?}");
+    let message = reply["error"]["message"]
+        .as_str()
+        .expect("an error message");
+    assert!(
+        message.contains("read root /nonexistent/rea-root cannot be used"),
+        "{message}"
+    );
+    assert!(out.stderr.contains("/nonexistent/rea-root"), "{out:?}");
+}
+
+#[test]
+fn the_mcp_library_logs_obey_rea_log() {
+    for (level, rmcp_lines) in [(None, false), (Some("error"), false), (Some("info"), true)] {
+        let mut cmd = rea();
+        if let Some(level) = level {
+            cmd.env("REA_LOG", level);
+        }
+        let out = run(cmd.arg("mcp").write_stdin(format!("{INITIALIZE}\n")));
+        assert_eq!(out.code, Some(0), "{out:?}");
+        assert!(out.stdout.contains("\"serverInfo\""), "{out:?}");
+        assert_eq!(
+            out.stderr.contains("rmcp::"),
+            rmcp_lines,
+            "REA_LOG={level:?}\n{out:?}"
+        );
+    }
+    // Capped at info: rmcp's trace events would print whole requests.
+    let out = run(rea()
+        .env("REA_LOG", "trace")
+        .arg("mcp")
+        .write_stdin(format!("{INITIALIZE}\n")));
+    assert!(
+        !out.stderr
+            .lines()
+            .any(|l| l.contains("rmcp") && (l.contains("TRACE") || l.contains("DEBUG"))),
+        "{out:?}"
+    );
+}

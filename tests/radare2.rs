@@ -248,7 +248,7 @@ fn the_libr_host_keeps_stdout_for_the_protocol() {
         return;
     };
     let Launcher::Libr { dir, host } = launcher else {
-        eprintln!("skipped: the libr host is not in use (radare2 comes from PATH)");
+        common::skip("the libr host is not in use (radare2 comes from PATH)");
         return;
     };
     let mut child = Command::new(host)

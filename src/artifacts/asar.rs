@@ -15,7 +15,9 @@
 use crate::artifacts::model::sha256_hex;
 use crate::session::canonical::nests_deeper_than;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use crate::confined::{ConfinedDir, ConfinedFile, Roots};
 
 /// Largest header accepted.
 pub const MAX_HEADER_BYTES: u64 = 16 << 20;
@@ -281,26 +283,25 @@ pub fn check_integrity(i: &Integrity, bytes: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
-/// The `<archive>.unpacked` directory beside an asar file, when it is a
-/// real directory (never one reached through a symlink).
-pub fn unpacked_dir(archive: &Path) -> Option<PathBuf> {
-    let name = archive.file_name()?.to_str()?;
-    let dir = archive.with_file_name(format!("{name}.unpacked"));
-    std::fs::symlink_metadata(&dir)
-        .is_ok_and(|m| m.is_dir())
-        .then_some(dir)
+/// The `<archive>.unpacked` directory beside the asar file at `archive`,
+/// opened beneath the read roots, when it is a real directory (its own
+/// name never a symlink).
+pub fn unpacked_dir(roots: &Roots, archive: &Path) -> Option<ConfinedDir> {
+    let (parent, name) = roots.open_parent(archive).ok()?;
+    let mut unpacked = name;
+    unpacked.push(".unpacked");
+    parent
+        .open_no_symlinks(Path::new(&unpacked))
+        .ok()?
+        .into_dir()
+        .ok()
 }
 
-/// The metadata of `file` when it is a regular file whose real path stays
-/// inside the unpacked directory `dir` (itself canonical): a symlinked
-/// component could otherwise probe (or read) anything.
-pub fn unpacked_file_inside(dir: &Path, file: &Path) -> Option<std::fs::Metadata> {
-    let inside = file
-        .canonicalize()
-        .is_ok_and(|real| real.starts_with(dir) && real != dir);
-    std::fs::symlink_metadata(file)
-        .ok()
-        .filter(|m| m.is_file() && inside)
+/// The unpacked file at logical path `path` inside `dir`, opened when it
+/// is a regular file reached without any symlink: a symlinked component
+/// could otherwise probe (or read) anything.
+pub fn unpacked_file_inside(dir: &ConfinedDir, path: &str) -> Option<ConfinedFile> {
+    dir.open_no_symlinks(Path::new(path)).ok()?.into_file().ok()
 }
 
 /// Builds asar bytes from a JSON header and the data section (for tests

@@ -138,8 +138,8 @@ pub(crate) fn walk(w: &mut Walk, c: &Container, b: &[u8]) -> Result<(), Artifact
 /// false when the byte budget stopped the walk.
 fn unpacked_file(w: &mut Walk, c: &Container, mut e: Entry<'_>) -> bool {
     let path = e.logical_path.clone();
-    let file = match (&w.asar_unpacked, c.depth) {
-        (Some(dir), 0) => dir.join(&path),
+    let opened = match (&w.asar_unpacked, c.depth) {
+        (Some(dir), 0) => unpacked_file_inside(dir, &path),
         _ => {
             e.limitations
                 .push("stored outside the archive in <archive>.asar.unpacked/; not read".into());
@@ -154,11 +154,7 @@ fn unpacked_file(w: &mut Walk, c: &Container, mut e: Entry<'_>) -> bool {
             return true;
         }
     };
-    let meta = w
-        .asar_unpacked
-        .as_deref()
-        .and_then(|dir| unpacked_file_inside(dir, &file));
-    let Some(meta) = meta else {
+    let Some(file) = opened else {
         e.limitations
             .push("marked unpacked, but not a regular file in <archive>.asar.unpacked/".into());
         if let Some(id) = w.add(c, e) {
@@ -174,14 +170,14 @@ fn unpacked_file(w: &mut Walk, c: &Container, mut e: Entry<'_>) -> bool {
     };
     e.limitations
         .push("read from <archive>.asar.unpacked/".into());
-    if meta.len() != e.declared_size {
+    if file.len() != e.declared_size {
         e.limitations.push(format!(
             "the header declares {} bytes, the unpacked file has {}",
             e.declared_size,
-            meta.len()
+            file.len()
         ));
     }
-    match w.add_from_disk(c, e, &file, meta.len()) {
+    match w.add_from_disk(c, e, &file, file.len()) {
         Ok((id, more)) => {
             if let Some(id) = id {
                 w.findings.observe(Observation {

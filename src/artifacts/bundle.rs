@@ -3,16 +3,15 @@
 //! root; symlinks whose targets leave the bundle are refused
 //! (`symlink-escape`) and never followed.
 
-use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use super::model::*;
 use super::paths;
 use super::walk::{Container, Content, Entry, Walk};
+use crate::confined::{ConfinedDir, EntryKind as DiskKind, OpenError};
 
-fn io(path: &str, e: std::io::Error) -> ArtifactError {
+fn io(path: &str, e: impl std::fmt::Display) -> ArtifactError {
     ArtifactError::Io {
         path: if path.is_empty() {
             "the bundle".into()
@@ -23,32 +22,37 @@ fn io(path: &str, e: std::io::Error) -> ArtifactError {
     }
 }
 
-/// Names in one directory, sorted, at most `cap` (+1 to detect more).
-fn names(dir: &Path, cap: u64) -> std::io::Result<(Vec<OsString>, bool)> {
-    let mut out = Vec::new();
-    let mut more = false;
-    for item in std::fs::read_dir(dir)? {
-        if out.len() as u64 > cap {
-            more = true;
-            break;
-        }
-        out.push(item?.file_name());
-    }
-    out.sort();
-    Ok((out, more))
-}
-
-pub(crate) fn walk(w: &mut Walk, c: &Container, root: &Path) -> Result<(), ArtifactError> {
+/// Walks the bundle opened as `root`. Every directory is opened beneath it
+/// without following any symlink, so nothing swapped in during the walk
+/// leads outside the bundle.
+pub(crate) fn walk(w: &mut Walk, c: &Container, root: &ConfinedDir) -> Result<(), ArtifactError> {
     // Directories still to read, as logical paths ("" = the bundle).
     let mut stack = vec![String::new()];
     while let Some(dir) = stack.pop() {
         if w.stopped() {
             break;
         }
-        let (names, more) =
-            names(&root.join(&dir), w.limits.max_entries).map_err(|e| io(&dir, e))?;
+        let handle = match root
+            .open_no_symlinks(Path::new(&dir))
+            .and_then(|n| n.into_dir())
+        {
+            Ok(h) => h,
+            Err(e) if dir.is_empty() => return Err(io(&dir, e)),
+            Err(e) => {
+                w.unexplored(
+                    None,
+                    dir,
+                    UnexploredReason::Malformed,
+                    format!("the directory cannot be read: {}", e.code()),
+                );
+                continue;
+            }
+        };
+        let (entries, more) = handle
+            .entries(w.limits.max_entries + 1)
+            .map_err(|e| io(&dir, e))?;
         let mut subdirs = Vec::new();
-        for name in names {
+        for entry in entries {
             if w.stopped() {
                 break;
             }
@@ -59,7 +63,7 @@ pub(crate) fn walk(w: &mut Walk, c: &Container, root: &Path) -> Result<(), Artif
             if !raw.is_empty() {
                 raw.push(b'/');
             }
-            raw.extend_from_slice(name.as_bytes());
+            raw.extend_from_slice(entry.name.as_bytes());
             let path = match paths::logical_path(&raw, w.limits.max_path_bytes) {
                 Ok(p) => p,
                 Err((reason, detail)) => {
@@ -67,7 +71,7 @@ pub(crate) fn walk(w: &mut Walk, c: &Container, root: &Path) -> Result<(), Artif
                     continue;
                 }
             };
-            if let Some(sub) = one(w, c, root, path)? {
+            if let Some(sub) = one(w, c, &handle, Path::new(&entry.name), entry.kind, path)? {
                 subdirs.push(sub);
             }
         }
@@ -80,52 +84,75 @@ pub(crate) fn walk(w: &mut Walk, c: &Container, root: &Path) -> Result<(), Artif
     Ok(())
 }
 
-/// Lists one entry; returns it when it is a directory to descend into.
+/// Lists one entry of `dir` (named `name` there, `path` in the bundle);
+/// returns it when it is a directory to descend into.
 fn one(
     w: &mut Walk,
     c: &Container,
-    root: &Path,
+    dir: &ConfinedDir,
+    name: &Path,
+    kind: DiskKind,
     path: String,
 ) -> Result<Option<String>, ArtifactError> {
-    let full = root.join(&path);
-    let meta = std::fs::symlink_metadata(&full).map_err(|e| io(&path, e))?;
-    let kind = meta.file_type();
-    if kind.is_dir() {
-        let e = Entry::new(
-            path.clone(),
-            EntryKind::Directory,
-            Content::Absent(HashStatus::Unavailable),
-        );
-        return Ok(w.add(c, e).map(|_| path));
+    match kind {
+        DiskKind::Dir => {
+            let e = Entry::new(
+                path.clone(),
+                EntryKind::Directory,
+                Content::Absent(HashStatus::Unavailable),
+            );
+            return Ok(w.add(c, e).map(|_| path));
+        }
+        DiskKind::Symlink => {
+            symlink(w, c, dir, name, path)?;
+            return Ok(None);
+        }
+        DiskKind::Other => {
+            special(w, path);
+            return Ok(None);
+        }
+        DiskKind::File => {}
     }
-    if kind.is_symlink() {
-        symlink(w, c, &full, path)?;
-        return Ok(None);
-    }
-    if !kind.is_file() {
-        w.unexplored(
-            None,
-            path,
-            UnexploredReason::UnsupportedFormat,
-            "a special file (device, FIFO or socket); not read",
-        );
-        return Ok(None);
-    }
-    let size = meta.len();
+    // Opened without following a symlink, and typed by `fstat`: an entry
+    // swapped since the listing is refused as what it now is.
+    let file = match dir.open_no_symlinks(name).and_then(|n| n.into_file()) {
+        Ok(f) => f,
+        Err(OpenError::NotRegular { .. }) => {
+            special(w, path);
+            return Ok(None);
+        }
+        Err(e) => return Err(io(&path, e)),
+    };
+    let size = file.len();
     let mut e = Entry::new(
         path.clone(),
         EntryKind::File,
         Content::Absent(HashStatus::NotHashedLimit),
     );
     e.declared_size = size;
-    e.executable = meta.permissions().mode() & 0o111 != 0;
-    w.add_from_disk(c, e, &full, size)
+    e.executable = file.is_executable();
+    w.add_from_disk(c, e, &file, size)
         .map_err(|e| io(&path, e))?;
     Ok(None)
 }
 
-fn symlink(w: &mut Walk, c: &Container, full: &Path, path: String) -> Result<(), ArtifactError> {
-    let target = std::fs::read_link(full).map_err(|e| io(&path, e))?;
+fn special(w: &mut Walk, path: String) {
+    w.unexplored(
+        None,
+        path,
+        UnexploredReason::UnsupportedFormat,
+        "a special file (device, FIFO or socket); not read",
+    );
+}
+
+fn symlink(
+    w: &mut Walk,
+    c: &Container,
+    dir: &ConfinedDir,
+    name: &Path,
+    path: String,
+) -> Result<(), ArtifactError> {
+    let target = dir.read_link(name).map_err(|e| io(&path, e))?;
     let text = target.to_string_lossy().into_owned();
     let absolute = target.is_absolute();
     let inside = !absolute && paths::join_inside(paths::parent_dir(&path), &text).is_some();

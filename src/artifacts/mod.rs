@@ -24,8 +24,9 @@ mod zip;
 #[cfg(test)]
 mod tests;
 
-use std::io::Read;
 use std::path::Path;
+
+use crate::confined::{ConfinedDir, ConfinedFile, Node as DiskNode, Roots};
 
 pub use model::*;
 
@@ -41,23 +42,13 @@ fn io(path: &Path, e: impl std::fmt::Display) -> ArtifactError {
     }
 }
 
-/// The container format of `path`, or `None` for a plain file (the caller
-/// tries it as a binary) and for directories that are not `*.app`.
-/// Reads only a bounded prefix (an asar's header, at most
-/// [`asar::MAX_HEADER_BYTES`], is parsed to validate it).
-pub fn sniff(path: &Path) -> Result<Option<ArtifactFormat>, ArtifactError> {
-    let meta = std::fs::metadata(path).map_err(|e| io(path, e))?;
-    if meta.is_dir() {
-        let is_app = path
-            .extension()
-            .is_some_and(|x| x.eq_ignore_ascii_case("app"));
-        return Ok(is_app.then_some(ArtifactFormat::AppBundle));
-    }
-    let file = std::fs::File::open(path).map_err(|e| io(path, e))?;
-    let mut prefix = Vec::new();
-    file.take(SNIFF_BYTES)
-        .read_to_end(&mut prefix)
-        .map_err(|e| io(path, e))?;
+/// The container format of an opened file, or `None` for a plain file
+/// (the caller tries it as a binary). Reads only a bounded prefix (an
+/// asar's header, at most [`asar::MAX_HEADER_BYTES`], is parsed to
+/// validate it), through the descriptor.
+pub fn sniff(file: &ConfinedFile) -> Result<Option<ArtifactFormat>, ArtifactError> {
+    let io = |e: std::io::Error| io(Path::new(file.shown()), e);
+    let prefix = file.prefix(SNIFF_BYTES).map_err(io)?;
     if prefix.starts_with(b"PK\x03\x04") || prefix.starts_with(b"PK\x05\x06") {
         return Ok(Some(ArtifactFormat::Zip));
     }
@@ -67,11 +58,8 @@ pub fn sniff(path: &Path) -> Result<Option<ArtifactFormat>, ArtifactError> {
     if fat::slice_count(&prefix).is_some() {
         return Ok(Some(ArtifactFormat::UniversalMacho));
     }
-    if let Ok(bounds) = asar::header_bounds(&prefix, meta.len()) {
-        let mut header = Vec::new();
-        std::fs::File::open(path)
-            .and_then(|f| f.take(bounds.data_offset).read_to_end(&mut header))
-            .map_err(|e| io(path, e))?;
+    if let Ok(bounds) = asar::header_bounds(&prefix, file.len()) {
+        let header = file.prefix(bounds.data_offset).map_err(io)?;
         if asar::read_header(&header, 0).is_ok() {
             return Ok(Some(ArtifactFormat::Asar));
         }
@@ -79,46 +67,68 @@ pub fn sniff(path: &Path) -> Result<Option<ArtifactFormat>, ArtifactError> {
     Ok(None)
 }
 
-/// Inspects the admitted target at `root` (a file, or a `.app` directory).
+/// Inspects the file or `.app` directory at `path`, opened once and
+/// unconfined (tests, benches). The server opens through its read roots
+/// and calls [`inspect_file`] or [`inspect_bundle`].
 pub fn inspect(
-    root: &Path,
+    path: &Path,
     format: ArtifactFormat,
+    limits: &Limits,
+) -> Result<Inspection, ArtifactError> {
+    let roots = Roots::default();
+    let opened = roots.open_path(path).map_err(|e| io(path, e))?;
+    match opened {
+        DiskNode::Dir(dir) if format == ArtifactFormat::AppBundle => inspect_bundle(&dir, limits),
+        DiskNode::Dir(_) => Err(ArtifactError::FormatMismatch {
+            detail: format!(
+                "{} is a directory, not a {} file",
+                path.display(),
+                format.as_str()
+            ),
+        }),
+        DiskNode::File(file) => {
+            let unpacked = if format == ArtifactFormat::Asar {
+                asar::unpacked_dir(&roots, path)
+            } else {
+                None
+            };
+            inspect_file(&file, format, unpacked, limits)
+        }
+    }
+}
+
+/// Inspects an opened `.app` bundle directory.
+pub fn inspect_bundle(root: &ConfinedDir, limits: &Limits) -> Result<Inspection, ArtifactError> {
+    limits.validate()?;
+    let mut w = Walk::new(*limits);
+    let c = w.add_root(None, EntryKind::Directory);
+    bundle::walk(&mut w, &c, root)?;
+    Ok(finish::finish(w, ArtifactFormat::AppBundle))
+}
+
+/// Inspects an opened file of `format` (not a bundle). An asar's unpacked
+/// files are read from `unpacked` (the `<archive>.unpacked` directory the
+/// caller opened beside it, see [`asar::unpacked_dir`]).
+pub fn inspect_file(
+    file: &ConfinedFile,
+    format: ArtifactFormat,
+    unpacked: Option<ConfinedDir>,
     limits: &Limits,
 ) -> Result<Inspection, ArtifactError> {
     limits.validate()?;
     if format == ArtifactFormat::AppBundle {
-        if !root.is_dir() {
-            return Err(ArtifactError::FormatMismatch {
-                detail: format!(
-                    "{} is not a directory, so not an .app bundle",
-                    root.display()
-                ),
-            });
-        }
-        let mut w = Walk::new(*limits);
-        let c = w.add_root(None, EntryKind::Directory);
-        bundle::walk(&mut w, &c, root)?;
-        return Ok(finish::finish(w, format));
-    }
-    let file = std::fs::File::open(root).map_err(|e| io(root, e))?;
-    let meta = file.metadata().map_err(|e| io(root, e))?;
-    if !meta.is_file() {
         return Err(ArtifactError::FormatMismatch {
-            detail: format!("{} is not a regular file", root.display()),
+            detail: format!("{} is not a directory, so not an .app bundle", file.shown()),
         });
     }
     let mut w = Walk::new(*limits);
     if format == ArtifactFormat::Asar {
-        // Only a real directory beside the archive (itself admitted and
-        // canonical), never one reached through a symlink.
-        w.asar_unpacked = asar::unpacked_dir(root);
+        w.asar_unpacked = unpacked;
     }
-    if meta.len() == 0 {
+    if file.is_empty() {
         return run(w, &[], format);
     }
-    // SAFETY: read-only map of the admitted target, as the native provider
-    // maps binaries; artifacts are not expected to change under inspection.
-    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| io(root, e))?;
+    let map = file.map().map_err(|e| io(Path::new(file.shown()), e))?;
     run(w, &map, format)
 }
 

@@ -559,9 +559,9 @@ pub struct Coverage {
     pub entries_seen: u64,
     /// Entries that became occurrences (the root included).
     pub entries_listed: u64,
-    /// Bytes of listed entries actually read or decompressed (charged to
-    /// `max_total_bytes`). A refused entry's bytes are not counted; its
-    /// refusal says how far decompression went.
+    /// Bytes actually read or decompressed, at every nesting level,
+    /// including the work spent on entries then refused or left unhashed
+    /// (all charged to `max_total_bytes`).
     pub bytes_read: u64,
     /// Names of the `Limits` fields that stopped or shortened the walk.
     pub limits_hit: Vec<String>,

@@ -2,8 +2,8 @@
 //! and the limit accounting. Readers describe entries; this module hashes,
 //! classifies, recurses into nested containers and enforces the limits.
 
+use crate::confined::{ConfinedDir, ConfinedFile};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::classify::{self, NativeFacts};
@@ -97,7 +97,7 @@ pub(crate) struct Walk {
     pub partial: bool,
     pub limitations: Vec<String>,
     /// `<archive>.asar.unpacked` next to a root asar read from disk.
-    pub asar_unpacked: Option<PathBuf>,
+    pub asar_unpacked: Option<ConfinedDir>,
     used_paths: HashSet<(String, String)>,
 }
 
@@ -438,10 +438,9 @@ impl Walk {
         &mut self,
         c: &Container,
         mut e: Entry<'_>,
-        file: &std::path::Path,
+        file: &ConfinedFile,
         size: u64,
     ) -> std::io::Result<(Option<String>, bool)> {
-        use std::io::Read;
         if size > self.limits.max_entry_bytes {
             self.limits_hit.insert("max_entry_bytes");
             e.content = Content::Absent(HashStatus::NotHashedLimit);
@@ -449,10 +448,7 @@ impl Walk {
                 .push("over max_entry_bytes; not hashed".into());
             return Ok((self.add(c, e), true));
         }
-        let mut bytes = Vec::new();
-        std::fs::File::open(file)?
-            .take(self.limits.max_entry_bytes + 1)
-            .read_to_end(&mut bytes)?;
+        let bytes = file.prefix(self.limits.max_entry_bytes + 1)?;
         // A file that grew past the limit while read is listed unhashed.
         Ok(self.add_in_memory(c, e, &bytes, false))
     }

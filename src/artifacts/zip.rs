@@ -421,7 +421,14 @@ fn entry(w: &mut Walk, c: &Container, rec: &Record<'_>, path: String, data: &[u8
                 });
             }
         }
+        // Decompression done for an entry that is then refused or left
+        // unhashed is work all the same: it is charged to max_total_bytes,
+        // so nested bombs (a 256 MiB leaf per member, level after level)
+        // stop once the budget is spent instead of inflating every leaf.
         Inflated::TooLarge(read) => {
+            if !w.charge(read, c) {
+                return;
+            }
             w.limits_hit.insert(if is_link {
                 "max_path_bytes"
             } else {
@@ -433,6 +440,9 @@ fn entry(w: &mut Walk, c: &Container, rec: &Record<'_>, path: String, data: &[u8
             w.add(c, e);
         }
         Inflated::Ratio(read) => {
+            if !w.charge(read, c) {
+                return;
+            }
             w.limits_hit.insert("max_compression_ratio");
             w.refuse(
                 rec.raw_name,

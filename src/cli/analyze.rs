@@ -27,15 +27,14 @@ pub struct AnalyzeArgs<'a> {
 pub fn run(args: AnalyzeArgs<'_>) -> Result<ExitCode, CliError> {
     let roots = ReadRoots::new(args.read_roots)
         .map_err(|e| CliError::Usage(format!("{e}. {}", e.remediation())))?;
-    let real = roots
-        .confine(args.path)
+    let input = javascript::Input::open(roots.handles(), args.path)
         .map_err(|e| CliError::Failed(format!("{e}. {}", e.remediation())))?;
     let options = Options {
         read_source_maps: args.read_source_maps,
         ..Options::default()
     };
     let bar = Bar::new();
-    let result = javascript::analyze(&real, &options, &bar);
+    let result = javascript::analyze_input(&input, &options, &bar);
     bar.finish();
     let analysis =
         result.map_err(|e| CliError::Failed(format!("[{}] {e}. {}", e.code(), e.remediation())))?;

@@ -83,8 +83,11 @@ fn target_check(target: &Path, read_roots: &[PathBuf]) -> Check {
         Ok(a) => a,
         Err(e) => return fail(format!("[{}] {e}", e.code()), e.remediation()),
     };
-    let root = admitted.bundle.as_deref().unwrap_or(&admitted.file);
-    match artifacts::sniff(root) {
+    let sniffed = match admitted.bundle {
+        Some(_) => Ok(None),
+        None => artifacts::sniff(&admitted.file),
+    };
+    match sniffed {
         Ok(Some(format @ (ArtifactFormat::Zip | ArtifactFormat::Ar | ArtifactFormat::Asar))) => {
             let mut detail = format!(
                 "{} ({} archive): opens as an artifact for inspect_artifact; it has no code \
@@ -109,7 +112,7 @@ fn target_check(target: &Path, read_roots: &[PathBuf]) -> Check {
         Ok(_) => {}
         Err(e) => return fail(format!("[{}] {e}", e.code()), e.remediation()),
     }
-    match NativeImage::open(&admitted.file) {
+    match NativeImage::from_file(&admitted.file, &admitted.file_path) {
         Ok(image) => {
             let documents: Vec<String> = image.documents().iter().map(|d| d.name.clone()).collect();
             Check {

@@ -1,5 +1,6 @@
 //! `rea mcp`: serve MCP over stdio.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -10,9 +11,24 @@ use rea::session::{
 };
 use rmcp::ServiceExt;
 
-use super::CliError;
+use super::{CliError, refusal};
 
 pub fn run(
+    prompts_dir: Option<PathBuf>,
+    read_roots: &[PathBuf],
+    write_roots: &[PathBuf],
+    capture: CaptureSettings,
+) -> Result<ExitCode, CliError> {
+    serve(prompts_dir, read_roots, write_roots, capture).inspect_err(|e| {
+        // A client that started the server should read why it is not
+        // serving, not only "connection closed".
+        if !std::io::stdin().is_terminal() {
+            refusal::answer_until_eof(&e.to_string());
+        }
+    })
+}
+
+fn serve(
     prompts_dir: Option<PathBuf>,
     read_roots: &[PathBuf],
     write_roots: &[PathBuf],

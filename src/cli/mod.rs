@@ -12,6 +12,7 @@ mod mcp;
 mod procedures;
 mod prompts;
 mod radare2_host;
+mod refusal;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

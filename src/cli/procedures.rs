@@ -60,7 +60,8 @@ pub(super) fn open_document(
 ) -> Result<(NativeImage, usize), CliError> {
     let admitted = admission::admit(file, &ReadRoots::default())
         .map_err(|e| CliError::Failed(e.to_string()))?;
-    let image = NativeImage::open(&admitted.file).map_err(|e| CliError::Failed(e.to_string()))?;
+    let image = NativeImage::from_file(&admitted.file, &admitted.file_path)
+        .map_err(|e| CliError::Failed(e.to_string()))?;
     let index = match document {
         Some(d) => image
             .document_index(d)

@@ -3,7 +3,9 @@
 //! error, so the check is cheap and bounded: it never follows symlinks,
 //! looks at most [`MAX_ENTRIES`] entries and [`MAX_LEVELS`] levels deep.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use crate::confined::{ConfinedDir, EntryKind, Node};
 
 /// Most directory entries examined.
 const MAX_ENTRIES: usize = 2000;
@@ -15,33 +17,36 @@ const APPLICATION_EXTENSIONS: [&str; 9] = [
     "js", "mjs", "cjs", "ts", "tsx", "jsx", "html", "htm", "asar",
 ];
 
-/// True when `dir` holds a `package.json` at its root, or a JavaScript,
-/// TypeScript, HTML or `.asar` file within its first two levels.
-pub fn looks_like_application(dir: &Path) -> bool {
-    if std::fs::symlink_metadata(dir.join("package.json")).is_ok_and(|m| m.is_file()) {
-        return true;
-    }
-    let mut budget = MAX_ENTRIES;
-    let mut level = vec![dir.to_path_buf()];
+/// True when the opened `dir` holds a `package.json` at its root, or a
+/// JavaScript, TypeScript, HTML or `.asar` file within its first two
+/// levels. Subdirectories are opened beneath it without following symlinks.
+pub fn looks_like_application(dir: &ConfinedDir) -> bool {
+    let mut budget = MAX_ENTRIES as u64;
+    let mut level = vec![PathBuf::new()];
     for _ in 0..MAX_LEVELS {
         let mut next = Vec::new();
-        for d in level {
-            let Ok(entries) = std::fs::read_dir(&d) else {
+        for rel in level {
+            let Ok(Node::Dir(d)) = dir.open_no_symlinks(&rel) else {
                 continue;
             };
-            for entry in entries.flatten() {
+            let Ok((entries, _)) = d.entries(budget) else {
+                continue;
+            };
+            for entry in entries {
                 if budget == 0 {
                     return false;
                 }
                 budget -= 1;
-                let Ok(kind) = entry.file_type() else {
-                    continue;
-                };
-                let path = entry.path();
-                if kind.is_dir() {
-                    next.push(path);
-                } else if kind.is_file() && has_application_extension(&path) {
-                    return true;
+                let path = rel.join(&entry.name);
+                match entry.kind {
+                    EntryKind::Dir => next.push(path),
+                    EntryKind::File
+                        if rel.as_os_str().is_empty() && entry.name == "package.json" =>
+                    {
+                        return true;
+                    }
+                    EntryKind::File if has_application_extension(&path) => return true,
+                    _ => {}
                 }
             }
         }
@@ -62,19 +67,25 @@ fn has_application_extension(path: &Path) -> bool {
 mod tests {
     use super::*;
 
+    use crate::confined::Roots;
+
+    fn looks(path: &Path) -> bool {
+        looks_like_application(&Roots::default().open_dir(path).unwrap())
+    }
+
     #[test]
     fn package_json_or_nearby_sources_make_an_application() {
         let d = tempfile::tempdir().unwrap();
-        assert!(!looks_like_application(d.path()));
+        assert!(!looks(d.path()));
         std::fs::write(d.path().join("README.md"), "x").unwrap();
-        assert!(!looks_like_application(d.path()));
+        assert!(!looks(d.path()));
         std::fs::create_dir(d.path().join("src")).unwrap();
         std::fs::write(d.path().join("src/index.js"), "x").unwrap();
-        assert!(looks_like_application(d.path()));
+        assert!(looks(d.path()));
 
         let p = tempfile::tempdir().unwrap();
         std::fs::write(p.path().join("package.json"), "{}").unwrap();
-        assert!(looks_like_application(p.path()));
+        assert!(looks(p.path()));
     }
 
     #[test]
@@ -82,11 +93,11 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(d.path().join("a/b")).unwrap();
         std::fs::write(d.path().join("a/b/deep.js"), "x").unwrap();
-        assert!(!looks_like_application(d.path()));
+        assert!(!looks(d.path()));
         let elsewhere = tempfile::tempdir().unwrap();
         std::fs::write(elsewhere.path().join("main.js"), "x").unwrap();
         std::os::unix::fs::symlink(elsewhere.path().join("main.js"), d.path().join("main.js"))
             .unwrap();
-        assert!(!looks_like_application(d.path()));
+        assert!(!looks(d.path()));
     }
 }

@@ -37,6 +37,7 @@ use std::path::Path;
 
 pub use detect::looks_like_application;
 pub use model::*;
+pub use source::Input;
 
 use facts::{Language, ModuleFacts};
 use graph::Parsed;
@@ -64,13 +65,26 @@ pub struct Extractor {
     pub stack_bytes: usize,
 }
 
-/// Analyses the application at `path` (a directory or an `.asar` file).
+/// Analyses the application at `path` (a directory or an `.asar` file),
+/// opened once and unconfined (tests, benches). The server and the CLI
+/// open through their read roots ([`Input::open`]) and call
+/// [`analyze_input`].
 pub fn analyze(
     path: &Path,
     options: &Options,
     progress: &dyn Progress,
 ) -> Result<Analysis, JsError> {
-    analyze_with(path, options, progress, default_extractor())
+    let input = Input::open(&crate::confined::Roots::default(), path)?;
+    analyze_input(&input, options, progress)
+}
+
+/// Analyses an opened application.
+pub fn analyze_input(
+    input: &Input,
+    options: &Options,
+    progress: &dyn Progress,
+) -> Result<Analysis, JsError> {
+    analyze_with(input, options, progress, default_extractor())
 }
 
 /// The oxc extractor on the stack it needs.
@@ -83,13 +97,13 @@ pub fn default_extractor() -> Extractor {
 
 /// [`analyze`] with a given extractor (tests use hand-made facts).
 pub fn analyze_with(
-    path: &Path,
+    input: &Input,
     options: &Options,
     progress: &dyn Progress,
     extractor: Extractor,
 ) -> Result<Analysis, JsError> {
     options.limits.validate()?;
-    let listing = source::list(path, &options.limits)?;
+    let listing = source::list(input, &options.limits)?;
     let package = listing
         .files
         .iter()

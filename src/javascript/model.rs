@@ -130,6 +130,8 @@ pub enum JsError {
     },
     #[error("cannot read {path}: {reason}")]
     Io { path: String, reason: String },
+    #[error(transparent)]
+    Open(#[from] crate::confined::OpenError),
     #[error("{path} is neither a directory nor an .asar archive")]
     NotAnApplication { path: String },
     #[error("the asar archive is malformed: {detail}")]
@@ -143,6 +145,7 @@ impl JsError {
         match self {
             JsError::LimitOutOfRange { .. } => "limit_out_of_range",
             JsError::Io { .. } => "application_unreadable",
+            JsError::Open(e) => e.code(),
             JsError::NotAnApplication { .. } => "not_an_application",
             JsError::MalformedAsar { .. } => "artifact_malformed",
             JsError::Invalid { .. } => "analysis_invalid",
@@ -157,6 +160,7 @@ impl JsError {
             JsError::Io { .. } => {
                 "Check that the path exists, is readable and lies inside a read root.".into()
             }
+            JsError::Open(e) => e.remediation(),
             JsError::NotAnApplication { .. } => {
                 "Pass an application directory (one holding package.json or JavaScript) or an .asar file.".into()
             }

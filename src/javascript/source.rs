@@ -10,10 +10,52 @@
 
 use std::path::Path;
 
+use crate::confined::{ConfinedDir, ConfinedFile, EntryKind, Node, OpenError, Roots};
+
 use super::model::{InputFormat, JsError, Limits, content_sha256, directory_root_sha256};
 use crate::artifacts::asar::{
     self, AsarEntryKind, check_integrity, read_header, unpacked_file_inside,
 };
+
+/// The application, opened: a directory, or an `.asar` file with the
+/// `<archive>.unpacked` directory beside it when there is one. Every read
+/// of the analysis goes through these handles.
+pub enum Input {
+    Directory(ConfinedDir),
+    Asar {
+        file: ConfinedFile,
+        unpacked: Option<ConfinedDir>,
+    },
+}
+
+impl Input {
+    /// Opens `path` once beneath `roots`: a directory, or a regular file
+    /// named `*.asar`. Anything else is refused without blocking.
+    pub fn open(roots: &Roots, path: &Path) -> Result<Input, JsError> {
+        let shown = path.display().to_string();
+        match roots.open_path(path)? {
+            Node::Dir(dir) => Ok(Input::Directory(dir)),
+            Node::File(file) => {
+                let is_asar = path
+                    .extension()
+                    .is_some_and(|e| e.eq_ignore_ascii_case("asar"));
+                if !is_asar {
+                    return Err(JsError::NotAnApplication { path: shown });
+                }
+                let unpacked = asar::unpacked_dir(roots, path);
+                Ok(Input::Asar { file, unpacked })
+            }
+        }
+    }
+
+    pub fn format(&self) -> InputFormat {
+        match self {
+            Input::Directory(_) => InputFormat::Directory,
+            Input::Asar { .. } => InputFormat::Asar,
+        }
+    }
+}
+
 use crate::artifacts::paths::logical_path;
 
 /// Longest logical path accepted (bytes).
@@ -192,31 +234,22 @@ impl Lister {
     }
 }
 
-/// Lists the application at `path` (a directory or an `.asar` file).
-pub fn list(path: &Path, limits: &Limits) -> Result<Listing, JsError> {
-    let meta = std::fs::metadata(path).map_err(|e| io(path, e))?;
-    if meta.is_dir() {
-        return list_directory(path, limits);
+/// Lists the opened application.
+pub fn list(input: &Input, limits: &Limits) -> Result<Listing, JsError> {
+    match input {
+        Input::Directory(dir) => list_directory(dir, limits),
+        Input::Asar { file, unpacked } => list_asar(file, unpacked.as_ref(), limits),
     }
-    let is_asar = path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("asar"));
-    if meta.is_file() && is_asar {
-        return list_asar(path, limits);
-    }
-    Err(JsError::NotAnApplication {
-        path: path.display().to_string(),
-    })
 }
 
-fn io(path: &Path, e: std::io::Error) -> JsError {
+fn io(path: &str, e: impl std::fmt::Display) -> JsError {
     JsError::Io {
-        path: path.display().to_string(),
+        path: path.to_owned(),
         reason: e.to_string(),
     }
 }
 
-fn list_directory(root: &Path, limits: &Limits) -> Result<Listing, JsError> {
+fn list_directory(root: &ConfinedDir, limits: &Limits) -> Result<Listing, JsError> {
     let mut l = Lister::new(InputFormat::Directory, *limits);
     // Entries examined (directories included), so a tree of empty
     // directories cannot keep the walk busy.
@@ -234,14 +267,14 @@ fn list_directory(root: &Path, limits: &Limits) -> Result<Listing, JsError> {
 
 fn walk_dir(
     l: &mut Lister,
-    dir: &Path,
+    dir: &ConfinedDir,
     prefix: &str,
     depth: u64,
     budget: &mut u64,
 ) -> Result<(), JsError> {
-    let reader = match std::fs::read_dir(dir) {
+    let (entries, more) = match dir.entries(*budget) {
         Ok(r) => r,
-        Err(e) if depth == 0 => return Err(io(dir, e)),
+        Err(e) if depth == 0 => return Err(io(dir.shown(), e)),
         Err(e) => {
             l.refuse(
                 prefix.to_owned(),
@@ -250,28 +283,18 @@ fn walk_dir(
             return Ok(());
         }
     };
-    let mut entries = Vec::new();
-    for entry in reader {
-        if *budget == 0 {
-            l.stop(
-                "max_files",
-                "the walk examined its entry budget; later entries were not listed".into(),
-            );
-            break;
-        }
-        *budget -= 1;
-        // An entry that vanished or cannot be typed is skipped.
-        if let Ok(entry) = entry
-            && let Ok(kind) = entry.file_type()
-        {
-            entries.push((entry.file_name(), kind));
-        }
+    *budget -= entries.len() as u64;
+    if more {
+        l.stop(
+            "max_files",
+            "the walk examined its entry budget; later entries were not listed".into(),
+        );
     }
-    entries.sort_by(|a, b| a.0.as_encoded_bytes().cmp(b.0.as_encoded_bytes()));
-    for (name, kind) in entries {
+    for entry in entries {
         if l.stopped() {
             return Ok(());
         }
+        let name = entry.name;
         let shown = if prefix.is_empty() {
             name.to_string_lossy().into_owned()
         } else {
@@ -299,61 +322,80 @@ fn walk_dir(
                 continue;
             }
         };
-        let path = dir.join(&name);
-        if kind.is_symlink() {
-            l.refuse(logical, "a symbolic link; not followed");
-        } else if kind.is_dir() {
-            if l.depth_ok(&logical, depth + 1) {
-                walk_dir(l, &path, &logical, depth + 1, budget)?;
+        // Opened without following a symlink and typed by `fstat`, so an
+        // entry swapped since the listing is taken for what it now is.
+        let opened = || dir.open_no_symlinks(Path::new(&name));
+        match entry.kind {
+            EntryKind::Symlink => l.refuse(logical, "a symbolic link; not followed"),
+            EntryKind::Dir => {
+                if l.depth_ok(&logical, depth + 1) {
+                    match opened() {
+                        Ok(Node::Dir(sub)) => walk_dir(l, &sub, &logical, depth + 1, budget)?,
+                        _ => l.refuse(
+                            logical,
+                            "the directory cannot be opened without following a link",
+                        ),
+                    }
+                }
             }
-        } else if kind.is_file() {
-            if !l.admit() {
-                return Ok(());
+            EntryKind::File => {
+                if !l.admit() {
+                    return Ok(());
+                }
+                let file = match opened() {
+                    Ok(Node::File(f)) => f,
+                    Ok(Node::Dir(_)) | Err(OpenError::NotRegular { .. }) => {
+                        l.refuse(logical, "not a regular file or directory");
+                        continue;
+                    }
+                    Err(e) => {
+                        l.push(
+                            logical,
+                            0,
+                            false,
+                            Err(format!("cannot be opened ({})", e.code())),
+                        );
+                        continue;
+                    }
+                };
+                let size = file.len();
+                let bytes = match l.plan(&logical, size) {
+                    Ok(true) => read_bounded(&file, size).map(Some),
+                    Ok(false) => Ok(None),
+                    Err(reason) => Err(reason),
+                };
+                l.push(logical, size, false, bytes);
             }
-            let size = std::fs::symlink_metadata(&path).map_or(0, |m| m.len());
-            let bytes = match l.plan(&logical, size) {
-                Ok(true) => read_bounded(&path, size).map(Some),
-                Ok(false) => Ok(None),
-                Err(reason) => Err(reason),
-            };
-            l.push(logical, size, false, bytes);
-        } else {
-            l.refuse(logical, "not a regular file or directory");
+            EntryKind::Other => l.refuse(logical, "not a regular file or directory"),
         }
     }
     Ok(())
 }
 
-/// Reads at most `size` bytes (the size seen when listing): a file that
+/// Reads at most `size` bytes (the size seen when opening): a file that
 /// grows meanwhile cannot push the total over the budget.
-fn read_bounded(file: &Path, size: u64) -> Result<Vec<u8>, String> {
-    use std::io::Read;
-    let f = std::fs::File::open(file).map_err(|e| e.to_string())?;
-    let mut out = Vec::new();
-    f.take(size)
-        .read_to_end(&mut out)
-        .map_err(|e| e.to_string())?;
-    Ok(out)
+fn read_bounded(file: &ConfinedFile, size: u64) -> Result<Vec<u8>, String> {
+    file.prefix(size).map_err(|e| e.to_string())
 }
 
-fn list_asar(archive: &Path, limits: &Limits) -> Result<Listing, JsError> {
-    let file = std::fs::File::open(archive).map_err(|e| io(archive, e))?;
-    let len = file.metadata().map_err(|e| io(archive, e))?.len();
+fn list_asar(
+    file: &ConfinedFile,
+    unpacked_dir: Option<&ConfinedDir>,
+    limits: &Limits,
+) -> Result<Listing, JsError> {
+    let len = file.len();
     if len < 16 {
         return Err(JsError::MalformedAsar {
             detail: format!("{}", asar::AsarError::TooShort),
         });
     }
-    // SAFETY: a read-only map of the input file, as artifact inspection
-    // maps archives; the analysis copies what it keeps.
-    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| io(archive, e))?;
+    let map = file.map().map_err(|e| io(file.shown(), e))?;
     let bytes: &[u8] = &map;
     let cap = usize::try_from(limits.max_files.saturating_mul(4).saturating_add(1000))
         .unwrap_or(usize::MAX);
     let header = read_header(bytes, cap).map_err(|e| JsError::MalformedAsar {
         detail: e.to_string(),
     })?;
-    let unpacked_dir = asar::unpacked_dir(archive).and_then(|d| d.canonicalize().ok());
     let mut l = Lister::new(InputFormat::Asar, *limits);
     l.out.root_sha256 = content_sha256(bytes);
     let data_offset = header.bounds.data_offset;
@@ -393,7 +435,7 @@ fn list_asar(archive: &Path, limits: &Limits) -> Result<Listing, JsError> {
                     if !l.admit() {
                         break;
                     }
-                    let bytes = read_unpacked(&mut l, unpacked_dir.as_deref(), &path, size);
+                    let bytes = read_unpacked(&mut l, unpacked_dir, &path, size);
                     l.push(path, size, true, bytes);
                     continue;
                 }
@@ -437,7 +479,7 @@ fn list_asar(archive: &Path, limits: &Limits) -> Result<Listing, JsError> {
 /// An unpacked file's bytes from `<archive>.asar.unpacked/`, confined to it.
 fn read_unpacked(
     l: &mut Lister,
-    dir: Option<&Path>,
+    dir: Option<&ConfinedDir>,
     path: &str,
     size: u64,
 ) -> Result<Option<Vec<u8>>, String> {
@@ -446,13 +488,12 @@ fn read_unpacked(
             "marked unpacked, but there is no .asar.unpacked directory beside the archive".into(),
         );
     };
-    let file = dir.join(path);
-    let Some(meta) = unpacked_file_inside(dir, &file) else {
+    let Some(file) = unpacked_file_inside(dir, path) else {
         return Err(
             "marked unpacked, but not a regular file inside the .asar.unpacked directory".into(),
         );
     };
-    let real = meta.len();
+    let real = file.len();
     if real != size {
         return Err(format!(
             "the header declares {size} bytes, the unpacked file has {real}; not read"

@@ -887,7 +887,10 @@ fn progress_counts_every_parsed_file_and_odd_inputs_are_refused() {
     let not_app = analyze(&t.path().join("d.png"), &Options::default(), &Silent);
     assert!(matches!(not_app, Err(JsError::NotAnApplication { .. })));
     let missing = analyze(&t.path().join("nope"), &Options::default(), &Silent);
-    assert!(matches!(missing, Err(JsError::Io { .. })));
+    assert!(matches!(
+        missing,
+        Err(JsError::Open(crate::confined::OpenError::NotFound { .. }))
+    ));
 }
 
 #[test]
@@ -978,7 +981,8 @@ fn an_extractor_failure_costs_one_file_not_the_analysis() {
         run: flaky,
         stack_bytes: super::extract::EXTRACT_STACK_BYTES,
     };
-    let a = super::analyze_with(t.path(), &Options::default(), &Silent, extractor).unwrap();
+    let input = super::Input::open(&crate::confined::Roots::default(), t.path()).unwrap();
+    let a = super::analyze_with(&input, &Options::default(), &Silent, extractor).unwrap();
     assert_eq!(a.coverage.files_parsed, 1);
     assert_eq!(a.coverage.files_not_parsed, 1);
     assert!(

@@ -1,23 +1,25 @@
-//! Target admission: the one function `open_binary` and `rea doctor --target`
-//! share. It resolves a path to the file a provider should read, confined to
-//! the operator's read roots.
+//! Target admission: the one function `open_binary`, `rea doctor --target`
+//! and `rea procedures` share. It opens a path once, beneath the operator's
+//! read roots, and hands on the descriptors: nothing after admission goes
+//! back to the path.
 //!
 //! Files are admitted as they are (the provider then decides whether it reads
 //! the format). A macOS `.app` bundle is admitted through its Info.plist
-//! `CFBundleExecutable`, resolved inside `Contents/MacOS`; a symlink that
-//! escapes that directory is rejected. Every other directory is refused.
+//! `CFBundleExecutable`, opened beneath the bundle's own `Contents/MacOS`
+//! handle, so neither a symlinked executable nor a symlinked `MacOS`
+//! directory can lead outside it. Every other directory is refused.
 
 use std::path::{Path, PathBuf};
+
+use crate::confined::{ConfinedDir, ConfinedFile, Node, OpenError, Roots};
 
 /// Bound on the Info.plist we are willing to parse.
 pub(crate) const MAX_PLIST_BYTES: u64 = 1 << 20;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AdmissionError {
-    #[error("cannot open {path}: {reason}")]
-    NotFound { path: String, reason: String },
-    #[error("{path} is outside the operator's read roots ({roots})")]
-    OutsideReadRoots { path: String, roots: String },
+    #[error(transparent)]
+    Open(#[from] OpenError),
     #[error("{path} is a directory, not a binary target{}", match available_action {
         Some(a) => format!("; it looks like a JavaScript application: analyze it with {} (input_path) or `{}`", a.tool, a.cli),
         None => "; no analysis applies to it: it is neither a macOS .app bundle nor a JavaScript application (no package.json, JavaScript, HTML or .asar file near its top)".to_string(),
@@ -28,8 +30,6 @@ pub enum AdmissionError {
     },
     #[error("{path} is not a usable .app bundle: {reason}")]
     InvalidBundle { path: String, reason: String },
-    #[error("{path} is not a regular file")]
-    NotARegularFile { path: String },
     #[error("read root {path} cannot be used: {reason}")]
     BadReadRoot { path: String, reason: String },
 }
@@ -37,23 +37,16 @@ pub enum AdmissionError {
 impl AdmissionError {
     pub fn code(&self) -> &'static str {
         match self {
-            AdmissionError::NotFound { .. } => "not_found",
-            AdmissionError::OutsideReadRoots { .. } => "outside_read_roots",
+            AdmissionError::Open(e) => e.code(),
             AdmissionError::NotABinaryTarget { .. } => "not_a_binary_target",
             AdmissionError::InvalidBundle { .. } => "invalid_bundle",
-            AdmissionError::NotARegularFile { .. } => "not_a_regular_file",
             AdmissionError::BadReadRoot { .. } => "bad_read_root",
         }
     }
 
     pub fn remediation(&self) -> String {
         match self {
-            AdmissionError::NotFound { .. } => {
-                "Check the path; relative paths resolve against the server's working directory.".into()
-            }
-            AdmissionError::OutsideReadRoots { .. } => {
-                "Choose a file under one of the read roots, or ask the operator to add a --read-root.".into()
-            }
+            AdmissionError::Open(e) => e.remediation(),
             AdmissionError::NotABinaryTarget { available_action, .. } => match available_action {
                 Some(a) => format!(
                     "Call {} with input_path set to this directory (no open_binary needed), or run `{}`.",
@@ -64,7 +57,6 @@ impl AdmissionError {
             AdmissionError::InvalidBundle { .. } => {
                 "Open the executable inside Contents/MacOS directly, or repair the bundle's Info.plist.".into()
             }
-            AdmissionError::NotARegularFile { .. } => "Open a regular file.".into(),
             AdmissionError::BadReadRoot { .. } => "Pass existing directories to --read-root.".into(),
         }
     }
@@ -120,126 +112,122 @@ fn shell_quoted(path: &str) -> String {
     }
 }
 
-/// The operator's read roots; empty means unconfined.
+/// The operator's read roots, opened once; empty means unconfined.
 #[derive(Debug, Clone, Default)]
-pub struct ReadRoots(Vec<PathBuf>);
+pub struct ReadRoots(Roots);
 
 impl ReadRoots {
     pub fn new(roots: &[PathBuf]) -> Result<ReadRoots, AdmissionError> {
-        roots
-            .iter()
-            .map(|r| {
-                r.canonicalize().map_err(|e| AdmissionError::BadReadRoot {
-                    path: r.display().to_string(),
-                    reason: e.to_string(),
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()
+        Roots::open("read", roots)
             .map(ReadRoots)
+            .map_err(|e| AdmissionError::BadReadRoot {
+                path: e.path,
+                reason: e.reason,
+            })
     }
 
     pub fn is_confined(&self) -> bool {
-        !self.0.is_empty()
+        self.0.is_confined()
     }
 
-    pub fn roots(&self) -> &[PathBuf] {
+    /// The roots' canonical paths.
+    pub fn roots(&self) -> Vec<PathBuf> {
+        self.0.paths()
+    }
+
+    /// The opened roots, for readers that open through them.
+    pub fn handles(&self) -> &Roots {
         &self.0
     }
 
-    /// Canonicalizes `path` (resolving every symlink) and checks it lies
-    /// under a root.
-    pub fn confine(&self, path: &Path) -> Result<PathBuf, AdmissionError> {
-        let real = path.canonicalize().map_err(|e| AdmissionError::NotFound {
-            path: path.display().to_string(),
-            reason: e.to_string(),
-        })?;
-        if self.0.is_empty() || self.0.iter().any(|root| real.starts_with(root)) {
-            Ok(real)
-        } else {
-            Err(AdmissionError::OutsideReadRoots {
-                path: path.display().to_string(),
-                roots: self
-                    .0
-                    .iter()
-                    .map(|r| r.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", "),
+    /// Opens `path` (a regular file or a directory) beneath a root.
+    pub fn open(&self, path: &Path) -> Result<Node, AdmissionError> {
+        Ok(self.0.open_path(path)?)
+    }
+}
+
+/// An admitted target: what was asked for, and the descriptors to read.
+#[derive(Debug)]
+pub struct AdmittedTarget {
+    /// The path as requested, made absolute.
+    pub requested: PathBuf,
+    /// The path of the file the code view reads (the bundle's executable
+    /// under `requested` for an `.app`). For display and for matching
+    /// process module maps only: it is never opened again.
+    pub file_path: PathBuf,
+    /// The file the code view reads, opened.
+    pub file: ConfinedFile,
+    /// The bundle directory when `requested` was an `.app`, opened.
+    pub bundle: Option<ConfinedDir>,
+}
+
+pub fn admit(path: &Path, roots: &ReadRoots) -> Result<AdmittedTarget, AdmissionError> {
+    let requested = std::path::absolute(path).map_err(|e| OpenError::NotFound {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    let shown = requested.display().to_string();
+    match roots.open(&requested)? {
+        Node::File(file) => Ok(AdmittedTarget {
+            file_path: requested.clone(),
+            requested,
+            file,
+            bundle: None,
+        }),
+        Node::Dir(dir) => {
+            let is_app = requested
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("app"));
+            if !is_app {
+                let available_action = crate::javascript::looks_like_application(&dir)
+                    .then(|| AvailableAction::analyze_javascript(&shown));
+                return Err(AdmissionError::NotABinaryTarget {
+                    path: shown,
+                    available_action,
+                });
+            }
+            let (file, name) = bundle_executable(&dir, &shown)?;
+            Ok(AdmittedTarget {
+                file_path: requested.join("Contents/MacOS").join(name),
+                requested,
+                file,
+                bundle: Some(dir),
             })
         }
     }
 }
 
-/// An admitted target.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AdmittedTarget {
-    /// The path as requested, made absolute.
-    pub requested: PathBuf,
-    /// The canonical path of the file to read.
-    pub file: PathBuf,
-    /// The canonical bundle directory when `requested` was an `.app`.
-    pub bundle: Option<PathBuf>,
-}
-
-pub fn admit(path: &Path, roots: &ReadRoots) -> Result<AdmittedTarget, AdmissionError> {
-    let requested = std::path::absolute(path).map_err(|e| AdmissionError::NotFound {
-        path: path.display().to_string(),
-        reason: e.to_string(),
-    })?;
-    let real = roots.confine(&requested)?;
-    let shown = requested.display().to_string();
-    let meta = std::fs::metadata(&real).map_err(|e| AdmissionError::NotFound {
-        path: shown.clone(),
-        reason: e.to_string(),
-    })?;
-    if meta.is_dir() {
-        let is_app = real
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("app"));
-        if !is_app {
-            let available_action = crate::javascript::looks_like_application(&real)
-                .then(|| AvailableAction::analyze_javascript(&shown));
-            return Err(AdmissionError::NotABinaryTarget {
-                path: shown,
-                available_action,
-            });
-        }
-        let file = bundle_executable(&real, &shown, roots)?;
-        return Ok(AdmittedTarget {
-            requested,
-            file,
-            bundle: Some(real),
-        });
-    }
-    if !meta.is_file() {
-        return Err(AdmissionError::NotARegularFile { path: shown });
-    }
-    Ok(AdmittedTarget {
-        requested,
-        file: real,
-        bundle: None,
-    })
-}
-
+/// The bundle's executable, opened beneath its `Contents/MacOS`, and its
+/// name. Messages never quote the name: it was read from the bundle.
 fn bundle_executable(
-    bundle: &Path,
+    bundle: &ConfinedDir,
     shown: &str,
-    roots: &ReadRoots,
-) -> Result<PathBuf, AdmissionError> {
+) -> Result<(ConfinedFile, String), AdmissionError> {
     let invalid = |reason: String| AdmissionError::InvalidBundle {
         path: shown.to_string(),
         reason,
     };
-    let plist_path = bundle.join("Contents/Info.plist");
-    let size = std::fs::metadata(&plist_path)
-        .map_err(|e| invalid(format!("cannot read Contents/Info.plist: {e}")))?
-        .len();
-    if size > MAX_PLIST_BYTES {
-        return Err(invalid(format!(
-            "Contents/Info.plist is {size} bytes; the limit is {MAX_PLIST_BYTES}"
-        )));
-    }
-    let info: plist::Value = plist::from_file(&plist_path)
-        .map_err(|e| invalid(format!("Contents/Info.plist does not parse: {e}")))?;
+    let plist_file = bundle
+        .open_file(Path::new("Contents/Info.plist"))
+        .map_err(|e| {
+            invalid(format!(
+                "Contents/Info.plist cannot be opened ({})",
+                e.code()
+            ))
+        })?;
+    let bytes = plist_file
+        .read_bounded(MAX_PLIST_BYTES)
+        .map_err(|e| match e {
+            OpenError::TooLarge { size, limit, .. } => invalid(format!(
+                "Contents/Info.plist is {size} bytes; the limit is {limit}"
+            )),
+            other => invalid(format!(
+                "Contents/Info.plist cannot be read ({})",
+                other.code()
+            )),
+        })?;
+    let info: plist::Value = plist::from_bytes(&bytes)
+        .map_err(|_| invalid("Contents/Info.plist does not parse as a property list".into()))?;
     let name = info
         .as_dictionary()
         .and_then(|d| d.get("CFBundleExecutable"))
@@ -247,30 +235,31 @@ fn bundle_executable(
         .ok_or_else(|| invalid("Info.plist has no CFBundleExecutable string".into()))?;
     if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\', '\0']) {
         return Err(invalid(format!(
-            "CFBundleExecutable {name:?} is not a plain file name"
+            "CFBundleExecutable ({} characters) is not a plain file name",
+            name.chars().count()
         )));
     }
     let macos = bundle
-        .join("Contents/MacOS")
-        .canonicalize()
-        .map_err(|e| invalid(format!("cannot open Contents/MacOS: {e}")))?;
-    let program = macos.join(name);
-    let real = program
-        .canonicalize()
-        .map_err(|e| invalid(format!("executable Contents/MacOS/{name} is missing: {e}")))?;
-    if !real.starts_with(&macos) {
-        return Err(invalid(format!(
-            "Contents/MacOS/{name} resolves to {} outside Contents/MacOS",
-            real.display()
-        )));
-    }
-    let real = roots.confine(&real)?;
-    if !real.is_file() {
-        return Err(invalid(format!(
-            "Contents/MacOS/{name} is not a regular file"
-        )));
-    }
-    Ok(real)
+        .open_dir(Path::new("Contents/MacOS"))
+        .map_err(|e| match e {
+            OpenError::OutsideRoots { .. } => {
+                invalid("Contents/MacOS resolves outside the bundle".into())
+            }
+            other => invalid(format!("cannot open Contents/MacOS ({})", other.code())),
+        })?;
+    let file = macos.open_file(Path::new(name)).map_err(|e| match e {
+        OpenError::OutsideRoots { .. } => {
+            invalid("the CFBundleExecutable file resolves outside Contents/MacOS".into())
+        }
+        OpenError::NotRegular { kind, .. } => invalid(format!(
+            "the CFBundleExecutable file in Contents/MacOS is {kind}, not a regular file"
+        )),
+        other => invalid(format!(
+            "the CFBundleExecutable file in Contents/MacOS cannot be opened ({})",
+            other.code()
+        )),
+    })?;
+    Ok((file, name.to_owned()))
 }
 
 #[cfg(test)]
@@ -297,7 +286,7 @@ mod tests {
         let bundle = app(dir.path(), &plist_with("Demo"));
         std::fs::write(bundle.join("Contents/MacOS/Demo"), b"\xcf\xfa\xed\xfe").unwrap();
         let t = admit(&bundle, &ReadRoots::default()).unwrap();
-        assert_eq!(t.file.file_name().unwrap(), "Demo");
+        assert_eq!(t.file_path.file_name().unwrap(), "Demo");
         assert!(t.bundle.is_some());
     }
 
@@ -314,6 +303,7 @@ mod tests {
         let err = admit(&bundle, &ReadRoots::default()).unwrap_err();
         assert_eq!(err.code(), "invalid_bundle");
         assert!(err.to_string().contains("outside Contents/MacOS"), "{err}");
+        assert!(!err.to_string().contains("MacOS/Demo"), "{err}");
     }
 
     #[test]
@@ -375,5 +365,34 @@ mod tests {
         assert_eq!(err.code(), "outside_read_roots");
         std::fs::write(inside.path().join("ok"), b"x").unwrap();
         assert!(admit(&inside.path().join("ok"), &roots).is_ok());
+    }
+
+    #[test]
+    fn a_symlinked_macos_directory_cannot_lend_a_system_binary() {
+        // F8: Contents/MacOS -> a system binary directory, CFBundleExecutable a shell.
+        let dir = tempfile::tempdir().unwrap();
+        let bundle = dir.path().join("Demo.app");
+        std::fs::create_dir_all(bundle.join("Contents")).unwrap();
+        std::fs::write(bundle.join("Contents/Info.plist"), plist_with("sh")).unwrap();
+        std::os::unix::fs::symlink("/bin", bundle.join("Contents/MacOS")).unwrap();
+        let err = admit(&bundle, &ReadRoots::default()).unwrap_err();
+        assert_eq!(err.code(), "invalid_bundle");
+        assert!(err.to_string().contains("outside the bundle"), "{err}");
+    }
+
+    #[test]
+    fn fifos_are_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid C string.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        let err = admit(&fifo, &ReadRoots::default()).unwrap_err();
+        assert_eq!(err.code(), "not_a_regular_file");
+        let roots = ReadRoots::new(&[dir.path().to_path_buf()]).unwrap();
+        assert_eq!(
+            admit(&fifo, &roots).unwrap_err().code(),
+            "not_a_regular_file"
+        );
     }
 }

@@ -8,8 +8,10 @@
 //! through a large artifact walks it once.
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+
+use crate::confined::{ConfinedDir, ConfinedFile};
 
 use sha2::{Digest, Sha256};
 
@@ -19,9 +21,22 @@ use crate::artifacts::{self, ArtifactError, ArtifactFormat, Inspection, Limits};
 /// How many inspections (distinct limit sets) a target keeps.
 const KEPT_INSPECTIONS: usize = 2;
 
+/// The opened root of an artifact: every later read goes through it.
+pub enum ArtifactRoot {
+    /// A file, and for an asar the `<archive>.unpacked` directory beside
+    /// it when there is one.
+    File {
+        file: ConfinedFile,
+        unpacked: Option<ConfinedDir>,
+    },
+    /// An `.app` bundle directory.
+    Bundle(ConfinedDir),
+}
+
 pub struct ArtifactTarget {
-    /// Canonical path of the root: the bundle directory or the file.
-    pub root: PathBuf,
+    root: ArtifactRoot,
+    /// The path the root was opened at (as requested, made absolute).
+    pub path: PathBuf,
     /// The path as requested, for display.
     pub display: String,
     pub format: ArtifactFormat,
@@ -32,17 +47,23 @@ pub struct ArtifactTarget {
 }
 
 impl ArtifactTarget {
+    /// `sha256` is the root file's digest when the caller already has it
+    /// (the code view hashes the same file), so it is read once.
     pub(crate) fn new(
-        root: PathBuf,
-        display: String,
+        root: ArtifactRoot,
+        path: PathBuf,
         format: ArtifactFormat,
+        sha256: Option<String>,
     ) -> Result<ArtifactTarget, ArtifactError> {
-        let file_sha256 = match format {
-            ArtifactFormat::AppBundle => None,
-            _ => Some(file_sha256(&root)?),
+        let file_sha256 = match (&root, sha256) {
+            (ArtifactRoot::Bundle(_), _) => None,
+            (ArtifactRoot::File { .. }, Some(known)) => Some(known),
+            (ArtifactRoot::File { file, .. }, None) => Some(file_sha256(file)?),
         };
+        let display = path.display().to_string();
         Ok(ArtifactTarget {
             root,
+            path,
             display,
             format,
             file_sha256,
@@ -76,7 +97,16 @@ impl ArtifactTarget {
         if let Some(found) = self.kept(limits) {
             return Ok(found);
         }
-        let inspection = Arc::new(artifacts::inspect(&self.root, self.format, limits)?);
+        let inspection = Arc::new(match &self.root {
+            ArtifactRoot::Bundle(dir) => artifacts::inspect_bundle(dir, limits)?,
+            ArtifactRoot::File { file, unpacked } => {
+                let unpacked = match unpacked {
+                    Some(dir) => Some(dir.try_clone().map_err(|e| io(file, e))?),
+                    None => None,
+                };
+                artifacts::inspect_file(file, self.format, unpacked, limits)?
+            }
+        });
         let mut kept = self.inspections.lock().unwrap_or_else(|p| p.into_inner());
         if !kept.iter().any(|(l, _)| l == limits) {
             if kept.len() >= KEPT_INSPECTIONS {
@@ -95,13 +125,17 @@ impl ArtifactTarget {
     }
 }
 
-/// Streams a file through sha256.
-pub(crate) fn file_sha256(path: &Path) -> Result<String, ArtifactError> {
-    let io = |e: std::io::Error| ArtifactError::Io {
-        path: path.display().to_string(),
+fn io(file: &ConfinedFile, e: std::io::Error) -> ArtifactError {
+    ArtifactError::Io {
+        path: file.shown().to_string(),
         reason: e.to_string(),
-    };
-    let mut file = std::fs::File::open(path).map_err(io)?;
+    }
+}
+
+/// Streams an opened file through sha256.
+pub(crate) fn file_sha256(file: &ConfinedFile) -> Result<String, ArtifactError> {
+    let io = |e: std::io::Error| io(file, e);
+    let mut file = file.reader();
     let mut hasher = Sha256::new();
     let mut buffer = vec![0u8; 1 << 16];
     loop {

@@ -9,7 +9,6 @@
 //! roots, bounds size and nesting, verifies every record's content address
 //! and every revision's digest and chain, and applies all or nothing.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -18,11 +17,13 @@ use sha2::{Digest, Sha256};
 
 use super::admission::AdmissionError;
 use super::canonical::{nests_deeper_than, to_canonical};
+use super::evidence::schema_error;
 use super::evidence::{EXCERPT_CHARS, Evidence, RecordError, excerpt, hex};
 use super::ledger::{Ledger, Recorded};
 use super::policy::write_atomically;
 use super::unknowns::{UnknownError, UnknownRevision, heads_acyclic, validate_fields};
 use super::{Session, SessionError};
+use crate::confined::OpenError;
 
 pub const BUNDLE_FORMAT: &str = "rea-evidence-bundle";
 pub const BUNDLE_VERSION: u64 = 1;
@@ -90,19 +91,18 @@ fn check_depth(bytes: &[u8], max: usize) -> Result<(), BundleError> {
 /// Parses and verifies a bundle without touching any session.
 pub fn parse_bundle(bytes: &[u8]) -> Result<(Vec<Evidence>, Vec<UnknownRevision>), SessionError> {
     check_depth(bytes, MAX_BUNDLE_DEPTH)?;
-    let value: Value = serde_json::from_slice(bytes)
-        .map_err(|e| BundleError::Invalid(format!("not JSON ({e})")))?;
+    let value: Value =
+        serde_json::from_slice(bytes).map_err(|e| BundleError::Invalid(schema_error(&e)))?;
     let Value::Object(mut members) = value else {
         return Err(BundleError::Invalid("the top level must be an object".into()).into());
     };
-    if let Some(extra) = members
+    if members
         .keys()
-        .find(|k| !["format", "bundle_version", "records", "unknowns"].contains(&k.as_str()))
+        .any(|k| !["format", "bundle_version", "records", "unknowns"].contains(&k.as_str()))
     {
-        return Err(BundleError::Invalid(format!(
-            "unknown member `{}`",
-            excerpt(extra, EXCERPT_CHARS)
-        ))
+        return Err(BundleError::Invalid(
+            "a top-level member is not one of format, bundle_version, records, unknowns".into(),
+        )
         .into());
     }
     if members.get("format") != Some(&json!(BUNDLE_FORMAT)) {
@@ -172,7 +172,7 @@ impl Session {
         let bytes = bundle_bytes(&self.ledger)?;
         write_atomically(&target, bytes.as_bytes(), overwrite)?;
         Ok(ExportSummary {
-            path: target.display().to_string(),
+            path: target.path.display().to_string(),
             bytes: bytes.len(),
             records: self.ledger.len(),
             unknowns: self.ledger.unknowns().revision_count(),
@@ -236,38 +236,23 @@ impl Session {
         Ok(summary)
     }
 
+    /// The bundle's bytes, read once through a descriptor opened beneath
+    /// the read roots (a FIFO or device is refused without blocking).
     fn read_bundle_file(&self, path: &Path) -> Result<(PathBuf, Vec<u8>), SessionError> {
         let shown = excerpt(&path.display().to_string(), 4 * EXCERPT_CHARS);
-        let absolute = std::path::absolute(path).map_err(|e| AdmissionError::NotFound {
-            path: shown.clone(),
-            reason: e.to_string(),
+        let file = self
+            .read_roots
+            .open(path)?
+            .into_file()
+            .map_err(AdmissionError::from)?;
+        let bytes = file.read_bounded(MAX_BUNDLE_BYTES).map_err(|e| match e {
+            OpenError::TooLarge { .. } => SessionError::from(BundleError::TooLarge {
+                path: shown.clone(),
+            }),
+            other => AdmissionError::from(other).into(),
         })?;
-        let real = self.read_roots.confine(&absolute)?;
-        let io = |e: std::io::Error| BundleError::Io {
-            path: shown.clone(),
-            reason: e.to_string(),
-        };
-        // Look before opening: opening a FIFO for reading blocks until a
-        // writer appears, which would hang the session.
-        if !std::fs::metadata(&real).map_err(io)?.is_file() {
-            return Err(AdmissionError::NotARegularFile { path: shown }.into());
-        }
-        let file = std::fs::File::open(&real).map_err(io)?;
-        let meta = file.metadata().map_err(io)?;
-        if !meta.is_file() {
-            return Err(AdmissionError::NotARegularFile { path: shown }.into());
-        }
-        if meta.len() > MAX_BUNDLE_BYTES {
-            return Err(BundleError::TooLarge { path: shown }.into());
-        }
-        let mut bytes = Vec::new();
-        file.take(MAX_BUNDLE_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .map_err(io)?;
-        if bytes.len() as u64 > MAX_BUNDLE_BYTES {
-            return Err(BundleError::TooLarge { path: shown }.into());
-        }
-        Ok((real, bytes))
+        let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        Ok((absolute, bytes))
     }
 }
 
@@ -445,8 +430,9 @@ mod tests {
         assert!(
             refused(&path)
                 .to_string()
-                .contains("unknown member `extra`")
+                .contains("a top-level member is not one of")
         );
+        assert!(!refused(&path).to_string().contains("extra"));
         std::fs::write(&path, &original).unwrap();
         rewrite(&path, |v| v["bundle_version"] = json!(2));
         assert!(
@@ -459,7 +445,12 @@ mod tests {
         assert!(refused(&path).to_string().contains("malformed"));
         std::fs::write(&path, &original).unwrap();
         rewrite(&path, |v| v["records"][0]["note"] = json!("x"));
-        assert!(refused(&path).to_string().contains("unknown member `note`"));
+        assert!(
+            refused(&path)
+                .to_string()
+                .contains("a member is not one of")
+        );
+        assert!(!refused(&path).to_string().contains("note"));
         let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
         std::fs::write(&path, deep).unwrap();
         assert!(refused(&path).to_string().contains("deeper than 64"));
@@ -473,9 +464,9 @@ mod tests {
         ));
     }
 
-    /// A refusal quotes hostile bundle text only in part.
+    /// A refusal never quotes hostile bundle text (F1b).
     #[test]
-    fn refusals_quote_hostile_bundle_text_only_in_part() {
+    fn refusals_never_quote_hostile_bundle_text() {
         let (_dir, path, _, _) = exported();
         let original = std::fs::read(&path).unwrap();
         let huge = "B".repeat(1 << 20);
@@ -494,7 +485,7 @@ mod tests {
             rewrite(&path, edit);
             let message = refused(&path).to_string();
             assert!(
-                message.len() < 1024 && message.contains("BBBB"),
+                message.len() < 1024 && !message.contains("BBBB"),
                 "edit {n} echoed {} bytes",
                 message.len()
             );
@@ -528,7 +519,7 @@ mod tests {
         assert!(
             matches!(
                 err,
-                SessionError::Admission(AdmissionError::NotARegularFile { .. })
+                SessionError::Admission(AdmissionError::Open(OpenError::NotRegular { .. }))
             ),
             "{err}"
         );

@@ -138,22 +138,21 @@ impl Evidence {
                 "a record must be a JSON object".into(),
             ));
         };
-        if let Some(unknown) = members
+        if members
             .keys()
-            .find(|k| !RECORD_MEMBERS.contains(&k.as_str()))
+            .any(|k| !RECORD_MEMBERS.contains(&k.as_str()))
         {
             return Err(RecordError::Malformed(format!(
-                "unknown member `{}`",
-                excerpt(unknown, EXCERPT_CHARS)
+                "a member is not one of {}",
+                RECORD_MEMBERS.join(", ")
             )));
         }
-        let evidence: Evidence = serde_json::from_value(value)
-            .map_err(|e| RecordError::Malformed(excerpt(&e.to_string(), 4 * EXCERPT_CHARS)))?;
+        let evidence: Evidence =
+            serde_json::from_value(value).map_err(|e| RecordError::Malformed(schema_error(&e)))?;
         if !is_evidence_id(&evidence.evidence_id) {
-            return Err(RecordError::Malformed(format!(
-                "`{}` is not an Evidence ID (ev_ and 64 lowercase hex digits)",
-                excerpt(&evidence.evidence_id, EXCERPT_CHARS)
-            )));
+            return Err(RecordError::Malformed(
+                "evidence_id is not an Evidence ID (ev_ and 64 lowercase hex digits)".into(),
+            ));
         }
         evidence.verify()?;
         Ok(evidence)
@@ -241,6 +240,31 @@ pub fn hex(bytes: &[u8]) -> String {
 /// repeats: enough to recognise an ID, a member name or a path.
 pub const EXCERPT_CHARS: usize = 80;
 
+/// What is wrong with JSON that does not fit a schema, without repeating
+/// any of it: serde's messages quote unknown names and wrong values read
+/// from the input, so only a missing field (the schema's own name) and the
+/// kind of problem are kept.
+pub fn schema_error(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    if text.starts_with("missing field `") {
+        return text
+            .split(" at line")
+            .next()
+            .unwrap_or("a field is missing")
+            .to_owned();
+    }
+    let kind = match e.classify() {
+        serde_json::error::Category::Io => "it cannot be read",
+        serde_json::error::Category::Syntax => "it is not valid JSON",
+        serde_json::error::Category::Data => "a value has the wrong type or an unknown name",
+        serde_json::error::Category::Eof => "it ends too early",
+    };
+    match e.line() {
+        0 => kind.to_owned(),
+        line => format!("{kind} (line {line}, column {})", e.column()),
+    }
+}
+
 /// `text` as an error message may repeat it: at most `max` characters, with
 /// `…` when cut. Messages quote what they refuse, and what they refuse may
 /// be megabytes of hostile input.
@@ -311,7 +335,8 @@ mod tests {
         let mut extra = value.clone();
         extra["note"] = json!("smuggled");
         let err = Evidence::from_value(extra).unwrap_err();
-        assert!(err.to_string().contains("unknown member `note`"), "{err}");
+        assert!(err.to_string().contains("a member is not one of"), "{err}");
+        assert!(!err.to_string().contains("note"), "{err}");
         let mut bad_id = value;
         bad_id["evidence_id"] = json!("ev_XYZ");
         assert!(matches!(

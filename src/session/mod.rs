@@ -32,7 +32,7 @@ use crate::providers::radare2::{Radare2Error, Radare2Session};
 use crate::providers::{Inventory, NATIVE_PROVIDER_ID, ProviderError};
 
 pub use admission::{AdmissionError, AdmittedTarget, AvailableAction, ReadRoots};
-pub use artifact_target::ArtifactTarget;
+pub use artifact_target::{ArtifactRoot, ArtifactTarget};
 pub use bundle::{BundleError, ExportSummary, ImportSummary};
 pub use capture_policy::{CapturePolicy, CapturePolicyError, CaptureSettings};
 pub use deep::{Choice, DEEP_PROVIDERS, DeepProviders, SelectionError, SelectionSource};
@@ -316,17 +316,39 @@ impl Session {
     /// artifact view is the file or the bundle.
     pub fn open(&mut self, path: &Path, provider_id: Option<&str>) -> Result<Opened, SessionError> {
         let admitted = admission::admit(path, &self.read_roots)?;
-        let display = admitted.requested.display().to_string();
-        let root = admitted
-            .bundle
-            .clone()
-            .unwrap_or_else(|| admitted.file.clone());
-        let format = artifacts::sniff(&root)?.unwrap_or(ArtifactFormat::File);
+        let io = |e: std::io::Error| ArtifactError::Io {
+            path: admitted.requested.display().to_string(),
+            reason: e.to_string(),
+        };
+        let (format, root) = match &admitted.bundle {
+            Some(dir) => (
+                ArtifactFormat::AppBundle,
+                ArtifactRoot::Bundle(dir.try_clone().map_err(io)?),
+            ),
+            None => {
+                let format = artifacts::sniff(&admitted.file)?.unwrap_or(ArtifactFormat::File);
+                let unpacked = match format {
+                    ArtifactFormat::Asar => artifacts::asar::unpacked_dir(
+                        self.read_roots.handles(),
+                        &admitted.requested,
+                    ),
+                    _ => None,
+                };
+                let file = admitted.file.try_clone().map_err(io)?;
+                (format, ArtifactRoot::File { file, unpacked })
+            }
+        };
+        let path = admitted.requested.clone();
         let binary = match format {
             ArtifactFormat::Zip | ArtifactFormat::Ar | ArtifactFormat::Asar => None,
             _ => Some(self.open_binary(admitted, provider_id)?),
         };
-        let artifact = Arc::new(ArtifactTarget::new(root, display, format)?);
+        // A file read as a binary was hashed by the code view: reuse it.
+        let known = match (&binary, format) {
+            (_, ArtifactFormat::AppBundle) | (None, _) => None,
+            (Some(b), _) => Some(b.image.sha256().to_string()),
+        };
+        let artifact = Arc::new(ArtifactTarget::new(root, path, format, known)?);
         self.artifact = Some(artifact.clone());
         self.target = binary.clone();
         self.current_document = 0;
@@ -338,7 +360,7 @@ impl Session {
         admitted: AdmittedTarget,
         provider_id: Option<&str>,
     ) -> Result<Arc<ActiveTarget>, SessionError> {
-        let image = NativeImage::open(&admitted.file)?;
+        let image = NativeImage::from_file(&admitted.file, &admitted.file_path)?;
         let (binding, backend) = match self.deep.select(provider_id, image.format())? {
             Choice::Native(selection_source) => (
                 Binding {
@@ -352,7 +374,16 @@ impl Session {
                 options,
                 source,
             } => {
-                let mut radare2 = Radare2Session::new(&admitted.file, launcher, options)?;
+                let descriptor = admitted.file.try_clone().map_err(|e| ProviderError::Io {
+                    path: admitted.file.shown().to_string(),
+                    reason: e.to_string(),
+                })?;
+                let mut radare2 = Radare2Session::from_file(
+                    descriptor.into_file(),
+                    &admitted.file_path,
+                    launcher,
+                    options,
+                )?;
                 radare2.open()?;
                 let provider = radare2.identity()?;
                 let backend = Backend::Radare2(Box::new(Radare2Backend {

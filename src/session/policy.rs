@@ -3,10 +3,9 @@
 //! accepted only if its parent resolves (through every symlink) inside a
 //! root, it has no `..` component, and its final component is not a symlink.
 
-use std::ffi::OsString;
-use std::io::Write;
 use std::path::{Component, Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::confined::{self, OpenError, Roots, WriteTarget};
 
 use super::evidence::{EXCERPT_CHARS, excerpt};
 
@@ -82,26 +81,42 @@ pub(crate) fn canonical_dirs<E>(
         .collect()
 }
 
-/// The operator's write roots, canonicalized; empty means writing is off.
+/// The operator's write roots, opened once; empty means writing is off.
 #[derive(Debug, Clone, Default)]
-pub struct WriteRoots(Vec<PathBuf>);
+pub struct WriteRoots(Roots);
+
+/// Where a file will be written: its parent directory, opened beneath a
+/// write root, and its name there; `path` is what to report.
+#[derive(Debug)]
+pub struct Destination {
+    pub path: PathBuf,
+    target: WriteTarget,
+}
 
 impl WriteRoots {
     pub fn new(roots: &[PathBuf]) -> Result<WriteRoots, WriteError> {
-        canonical_dirs(roots, |path, reason| WriteError::BadRoot { path, reason }).map(WriteRoots)
+        Roots::open("write", roots)
+            .map(WriteRoots)
+            .map_err(|e| WriteError::BadRoot {
+                path: e.path,
+                reason: e.reason,
+            })
     }
 
     pub fn is_enabled(&self) -> bool {
-        !self.0.is_empty()
+        self.0.is_confined()
     }
 
-    pub fn roots(&self) -> &[PathBuf] {
-        &self.0
+    /// The roots' canonical paths.
+    pub fn roots(&self) -> Vec<PathBuf> {
+        self.0.paths()
     }
 
-    /// The real path `path` would be written at, or why it may not be.
-    pub fn resolve(&self, path: &Path, overwrite: bool) -> Result<PathBuf, WriteError> {
-        if self.0.is_empty() {
+    /// Where `path` would be written, or why it may not be. The parent is
+    /// opened beneath its root here; the write then happens relative to
+    /// that handle, so nothing swapped in later redirects it.
+    pub fn resolve(&self, path: &Path, overwrite: bool) -> Result<Destination, WriteError> {
+        if !self.is_enabled() {
             return Err(WriteError::Disabled);
         }
         let shown = excerpt(&path.display().to_string(), 4 * EXCERPT_CHARS);
@@ -113,106 +128,55 @@ impl WriteRoots {
             return Err(bad("`..` components are not accepted"));
         }
         let absolute = std::path::absolute(path).map_err(|e| bad(&e.to_string()))?;
-        let (Some(parent), Some(name)) = (absolute.parent(), absolute.file_name()) else {
-            return Err(bad("it names no file"));
-        };
-        let parent = parent
-            .canonicalize()
-            .map_err(|e| bad(&format!("its directory cannot be resolved ({e})")))?;
-        if !self.0.iter().any(|root| parent.starts_with(root)) {
-            return Err(WriteError::OutsideRoots {
-                path: shown,
-                roots: self
-                    .0
-                    .iter()
-                    .map(|r| r.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            });
+        let (dir, name) = self.0.open_parent(&absolute).map_err(|e| match e {
+            OpenError::OutsideRoots { roots, .. } => WriteError::OutsideRoots {
+                path: shown.clone(),
+                roots,
+            },
+            other => bad(&format!(
+                "its directory cannot be opened ({})",
+                other.code()
+            )),
+        })?;
+        match dir.symlink_metadata(Path::new(&name)) {
+            Ok(meta) if meta.file_type().is_symlink() => return Err(bad("it is a symlink")),
+            Ok(meta) if !meta.is_file() => return Err(bad("it exists and is not a regular file")),
+            Ok(_) if !overwrite => return Err(WriteError::AlreadyExists { path: shown }),
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(WriteError::Io {
+                    path: shown,
+                    reason: e.to_string(),
+                });
+            }
         }
-        let target = parent.join(name);
-        match std::fs::symlink_metadata(&target) {
-            Ok(meta) if meta.file_type().is_symlink() => Err(bad("it is a symlink")),
-            Ok(meta) if !meta.is_file() => Err(bad("it exists and is not a regular file")),
-            Ok(_) if !overwrite => Err(WriteError::AlreadyExists { path: shown }),
-            Ok(_) => Ok(target),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(target),
-            Err(e) => Err(WriteError::Io {
-                path: shown,
-                reason: e.to_string(),
-            }),
-        }
+        Ok(Destination {
+            path: absolute,
+            target: WriteTarget { dir, name },
+        })
     }
 }
 
-static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// Writes `bytes` to `target` atomically: a temporary file in the same
-/// directory, fsync, then rename over (`overwrite`) or hard-link into place
-/// (which fails if a file appeared meanwhile), and an fsync of the directory.
-/// The temporary file is removed on every path out.
-pub fn write_atomically(target: &Path, bytes: &[u8], overwrite: bool) -> Result<(), WriteError> {
-    let io = |e: std::io::Error| WriteError::Io {
-        path: target.display().to_string(),
-        reason: e.to_string(),
-    };
-    let dir = target.parent().ok_or_else(|| WriteError::BadPath {
-        path: target.display().to_string(),
-        reason: "it names no file".into(),
-    })?;
-    let mut name = OsString::from(".");
-    name.push(target.file_name().unwrap_or_default());
-    name.push(format!(
-        ".rea-tmp-{}-{}",
-        std::process::id(),
-        TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let temp = dir.join(name);
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&temp)
-        .map_err(io)?;
-    let written = file
-        .write_all(bytes)
-        .and_then(|()| file.sync_all())
-        .and_then(|()| {
-            drop(file);
-            if overwrite {
-                std::fs::rename(&temp, target)
-            } else {
-                place_new(&temp, target)
-            }
-        });
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&temp);
-        return Err(if e.kind() == std::io::ErrorKind::AlreadyExists {
-            WriteError::AlreadyExists {
-                path: target.display().to_string(),
-            }
+/// Writes `bytes` to `destination` atomically (see
+/// [`confined::write_atomically`](crate::confined::write_atomically)):
+/// without `overwrite`, a file that appeared meanwhile is not replaced.
+pub fn write_atomically(
+    destination: &Destination,
+    bytes: &[u8],
+    overwrite: bool,
+) -> Result<(), WriteError> {
+    let shown = || destination.path.display().to_string();
+    confined::write_atomically(&destination.target, bytes, overwrite).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::AlreadyExists {
+            WriteError::AlreadyExists { path: shown() }
         } else {
-            io(e)
-        });
-    }
-    // Make the new directory entry durable too.
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
-}
-
-/// Moves `temp` to `target` only if nothing is there: a hard link fails
-/// atomically when `target` exists. On a file system without hard links
-/// the check and the rename are two steps, the best it allows.
-fn place_new(temp: &Path, target: &Path) -> std::io::Result<()> {
-    match std::fs::hard_link(temp, target) {
-        Ok(()) => std::fs::remove_file(temp),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(e),
-        Err(_) if std::fs::symlink_metadata(target).is_ok() => {
-            Err(std::io::ErrorKind::AlreadyExists.into())
+            WriteError::Io {
+                path: shown(),
+                reason: e.to_string(),
+            }
         }
-        Err(_) => std::fs::rename(temp, target),
-    }
+    })
 }
 
 #[cfg(test)]
@@ -242,10 +206,7 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let roots = WriteRoots::new(&[root.path().to_path_buf()]).unwrap();
         let inside = root.path().join("bundle.json");
-        assert_eq!(
-            roots.resolve(&inside, false).unwrap(),
-            root.path().canonicalize().unwrap().join("bundle.json")
-        );
+        assert_eq!(roots.resolve(&inside, false).unwrap().path, inside);
         let err = roots
             .resolve(&outside.path().join("b.json"), false)
             .unwrap_err();
@@ -306,18 +267,21 @@ mod tests {
     #[test]
     fn atomic_writes_leave_no_temporary_file() {
         let dir = tempfile::tempdir().unwrap();
+        let roots = WriteRoots::new(&[dir.path().to_path_buf()]).unwrap();
         let target = dir.path().join("out.json");
-        write_atomically(&target, b"one", false).unwrap();
+        let at = roots.resolve(&target, true).unwrap();
+        write_atomically(&at, b"one", false).unwrap();
         assert_eq!(std::fs::read(&target).unwrap(), b"one");
         // Refusing to replace leaves the old content and no temp file.
-        let err = write_atomically(&target, b"two", false).unwrap_err();
+        let err = write_atomically(&at, b"two", false).unwrap_err();
         assert_eq!(err.code(), "already_exists");
         assert_eq!(std::fs::read(&target).unwrap(), b"one");
-        write_atomically(&target, b"three", true).unwrap();
+        write_atomically(&at, b"three", true).unwrap();
         assert_eq!(std::fs::read(&target).unwrap(), b"three");
         // Renaming onto a directory fails after the temp file was written.
+        let taken = roots.resolve(&dir.path().join("taken"), true).unwrap();
         std::fs::create_dir(dir.path().join("taken")).unwrap();
-        assert!(write_atomically(&dir.path().join("taken"), b"x", true).is_err());
+        assert!(write_atomically(&taken, b"x", true).is_err());
         assert!(
             leftovers(dir.path()).is_empty(),
             "{:?}",

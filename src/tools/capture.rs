@@ -169,7 +169,11 @@ fn parameters(scenario: &Scenario, question: &str) -> Value {
 /// The executable as a subject: its sha256 and, when it opens as a native
 /// image, its format and (single-slice) architecture; otherwise `file`.
 fn subject_of(executable: &Path) -> Result<Subject, ToolError> {
-    if let Ok(image) = NativeImage::open(executable) {
+    let file = crate::confined::Roots::default()
+        .open_file(executable)
+        .map_err(crate::session::AdmissionError::from)
+        .map_err(crate::session::SessionError::from)?;
+    if let Ok(image) = NativeImage::from_file(&file, executable) {
         let architecture = match image.documents() {
             [only] => Some(only.architecture.clone()),
             _ => None,
@@ -181,7 +185,7 @@ fn subject_of(executable: &Path) -> Result<Subject, ToolError> {
         });
     }
     Ok(Subject {
-        sha256: file_sha256(executable)?,
+        sha256: file_sha256(&file)?,
         format: "file".to_string(),
         architecture: None,
     })

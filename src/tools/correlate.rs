@@ -251,7 +251,7 @@ pub(crate) fn correlate_static_and_runtime(
     let mut reasons = Vec::new();
     let mut derived = json!({});
     let mut procedure_name = None;
-    match map_crash(crash, &scope.target.admitted.file, &layout.segments) {
+    match map_crash(crash, &scope.target.admitted.file_path, &layout.segments) {
         Mapped::Stopped {
             reason,
             module,

@@ -31,7 +31,7 @@ pub(crate) fn binary_session(_: BinarySessionInput, session: &mut Session) -> Ha
         let documents = t.document_names();
         json!({
             "path": t.display_path(),
-            "bundle": t.admitted.bundle.as_ref().map(|b| b.display().to_string()),
+            "bundle": t.admitted.bundle.as_ref().map(|b| b.shown().to_owned()),
             "sha256": t.image.sha256(),
             "format": t.image.format().as_str(),
             "documents": documents,
@@ -112,7 +112,7 @@ fn open_binary_result(
         identity.clone(),
         Vec::new(),
     );
-    draft.locations = vec![file_name_location(&target.admitted.file)];
+    draft.locations = vec![file_name_location(&target.admitted.file_path)];
     let evidence = session.record(draft)?;
     let mut result = identity;
     result["path"] = json!(target.display_path());
@@ -121,7 +121,7 @@ fn open_binary_result(
             .admitted
             .bundle
             .as_ref()
-            .map(|b| b.display().to_string())
+            .map(|b| b.shown().to_owned())
     );
     result["artifact_format"] = json!(artifact.format.as_str());
     result["current_document"] = json!(documents.first());
@@ -153,7 +153,7 @@ fn open_archive_result(
              extracted."
                 .into(),
         ],
-        locations: vec![file_name_location(&artifact.root)],
+        locations: vec![file_name_location(&artifact.path)],
         local_path: Some(artifact.display.clone()),
     };
     let evidence = session.record(draft)?;

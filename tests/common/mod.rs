@@ -150,9 +150,19 @@ pub fn require_externals() -> bool {
     std::env::var("REA_REQUIRE_EXTERNALS").is_ok_and(|v| v == "1")
 }
 
+/// Skips the rest of a test whose external is missing. The line goes to
+/// the process's stderr directly, not through the test harness's capture,
+/// so a skip shows in plain `cargo test` output instead of passing
+/// silently.
 pub fn skip(reason: &str) {
+    use std::io::Write;
     assert!(!require_externals(), "REA_REQUIRE_EXTERNALS=1 but {reason}");
-    eprintln!("skipped: {reason}");
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("a test");
+    let _ = writeln!(
+        std::io::stderr(),
+        "SKIPPED {test}: {reason} (run `bash scripts/test.sh` to install it)"
+    );
 }
 
 /// A pinned fixture from `tests/fixtures/fetch.sh` (a file, or a whole

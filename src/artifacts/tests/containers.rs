@@ -123,7 +123,7 @@ fn asar_unpacked_files_are_checked_next_to_the_archive() {
     std::fs::write(&path, asar::build(json, b"")).unwrap();
     std::fs::create_dir(dir.path().join("app.asar.unpacked")).unwrap();
     std::fs::write(dir.path().join("app.asar.unpacked/here.node"), b"x").unwrap();
-    assert_eq!(sniff(&path).unwrap(), Some(ArtifactFormat::Asar));
+    assert_eq!(sniff_at(&path), Some(ArtifactFormat::Asar));
     let i = inspect(&path, ArtifactFormat::Asar, &Limits::default()).unwrap();
     i.validate().unwrap();
     let kinds: Vec<_> = i
@@ -233,7 +233,7 @@ fn real_universal_fixture() {
     let Some(path) = fx::fixture("markupsafe-speedups-universal2.so") else {
         return;
     };
-    assert_eq!(sniff(&path).unwrap(), Some(ArtifactFormat::UniversalMacho));
+    assert_eq!(sniff_at(&path), Some(ArtifactFormat::UniversalMacho));
     let i = inspect(&path, ArtifactFormat::UniversalMacho, &Limits::default()).unwrap();
     i.validate().unwrap();
     let mut archs: Vec<_> = i
@@ -257,7 +257,7 @@ fn real_wheel_and_shipped_library_links() {
     let Some(whl) = fx::fixture("markupsafe-3.0.2-manylinux-x86_64.whl") else {
         return;
     };
-    assert_eq!(sniff(&whl).unwrap(), Some(ArtifactFormat::Zip));
+    assert_eq!(sniff_at(&whl), Some(ArtifactFormat::Zip));
     let i = inspect(&whl, ArtifactFormat::Zip, &Limits::default()).unwrap();
     i.validate().unwrap();
     assert!(i.nodes.iter().any(|n| n.format == NodeFormat::Elf));

@@ -18,8 +18,9 @@ fn zip_bomb_is_refused_by_its_real_ratio() {
             .contains(&"max_compression_ratio".to_string())
     );
     assert_eq!(i.coverage.status, CoverageStatus::Partial);
-    // Reading stopped near the ratio cap, far from the megabyte declared.
-    assert!(i.coverage.bytes_read < 1000);
+    // Reading stopped near the ratio cap (charged as work), far from the
+    // megabyte declared.
+    assert!(i.coverage.bytes_read < 200_000, "{}", i.coverage.bytes_read);
 }
 
 #[test]
@@ -310,4 +311,44 @@ fn declared_sizes_and_crcs_are_checked_against_the_bytes() {
     let i = bytes(ArtifactFormat::Zip, &b);
     assert_eq!(by_path(&i, "a.txt").hash_status, HashStatus::Mismatched);
     assert_eq!(i.coverage.status, CoverageStatus::Partial);
+}
+
+/// F5: a nested bomb (every member a zip whose leaf inflates past the entry
+/// limit) stops once the inflation work reaches max_total_bytes, instead of
+/// inflating every leaf at every level.
+#[test]
+fn nested_bomb_work_is_charged_across_levels() {
+    let leaf = vec![0u8; 3 << 20];
+    // The leaf declares 1 KiB, so only inflating it finds it too large.
+    let inner = zip(&[Z {
+        declared: Some(1024),
+        ..deflated("leaf.bin", &leaf)
+    }]);
+    let members: Vec<Z> = (0..16)
+        .map(|n| z(&format!("inner-{n}.zip"), &inner))
+        .collect();
+    let middle = zip(&members);
+    let outer_members: Vec<Z> = (0..16)
+        .map(|n| z(&format!("middle-{n}.zip"), &middle))
+        .collect();
+    let outer = zip(&outer_members);
+    let limits = Limits {
+        max_entry_bytes: 2 << 20,
+        max_total_bytes: 16 << 20,
+        ..Limits::default()
+    };
+    let i = inspect_bytes(&outer, ArtifactFormat::Zip, &limits).unwrap();
+    i.validate().unwrap();
+    assert_eq!(i.coverage.status, CoverageStatus::Truncated);
+    assert!(
+        i.coverage
+            .limits_hit
+            .contains(&"max_total_bytes".to_string())
+    );
+    // Without charging, 256 leaves would each inflate 2 MiB (512 MiB).
+    assert!(
+        i.coverage.bytes_read <= 16 << 20,
+        "{}",
+        i.coverage.bytes_read
+    );
 }

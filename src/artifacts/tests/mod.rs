@@ -24,6 +24,8 @@ pub(super) struct Z {
     pub flags: u16,
     /// Point the central record at another entry's local header.
     pub local_of: Option<usize>,
+    /// The uncompressed size the headers declare, when it is to lie.
+    pub declared: Option<u32>,
 }
 
 pub(super) fn z(name: &str, data: &[u8]) -> Z {
@@ -34,6 +36,7 @@ pub(super) fn z(name: &str, data: &[u8]) -> Z {
         mode: None,
         flags: 0,
         local_of: None,
+        declared: None,
     }
 }
 
@@ -71,7 +74,7 @@ pub(super) fn zip(entries: &[Z]) -> Vec<u8> {
         local.extend_from_slice(&[0; 4]);
         local.extend_from_slice(&crc.sum().to_le_bytes());
         local.extend_from_slice(&(stored.len() as u32).to_le_bytes());
-        local.extend_from_slice(&(e.data.len() as u32).to_le_bytes());
+        local.extend_from_slice(&e.declared.unwrap_or(e.data.len() as u32).to_le_bytes());
         local.extend_from_slice(&(e.name.len() as u16).to_le_bytes());
         local.extend_from_slice(&0u16.to_le_bytes());
         local.extend_from_slice(&e.name);
@@ -149,4 +152,9 @@ pub(super) fn by_path<'a>(i: &'a Inspection, path: &str) -> &'a Occurrence {
         .iter()
         .find(|o| i.display_path(o) == path)
         .unwrap_or_else(|| panic!("no occurrence {path}: {:?}", paths_of(i)))
+}
+
+/// The sniffed format of the file at `path`, opened as the server opens.
+pub(super) fn sniff_at(path: &std::path::Path) -> Option<ArtifactFormat> {
+    sniff(&crate::confined::Roots::default().open_file(path).unwrap()).unwrap()
 }

@@ -335,6 +335,13 @@ pub fn run(scenario: &Scenario) -> Result<Capture, CaptureError> {
         ),
         _ => None,
     };
+    // Mapped file names can hold a secret too (a library named after one).
+    let crash = crash.map(|mut c| {
+        for mapping in &mut c.module_map {
+            mapping.path = secrets.redact_str(&mapping.path);
+        }
+        c
+    });
     // SAFETY: getrusage fills a plain struct.
     let usage = unsafe {
         let mut ru: libc::rusage = std::mem::zeroed();

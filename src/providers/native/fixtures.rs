@@ -430,7 +430,15 @@ pub(crate) fn skip_or_fail(reason: &str) {
     if std::env::var("REA_REQUIRE_EXTERNALS").is_ok_and(|value| value == "1") {
         panic!("required external unavailable: {reason}");
     }
-    eprintln!("skipping: {reason} (set REA_REQUIRE_EXTERNALS=1 to make this fail)");
+    // Straight to stderr, past the harness's capture, so the skip shows in
+    // plain `cargo test` output.
+    use std::io::Write;
+    let thread = std::thread::current();
+    let _ = writeln!(
+        std::io::stderr(),
+        "SKIPPED {}: {reason} (run `bash scripts/test.sh` to install it)",
+        thread.name().unwrap_or("a test")
+    );
 }
 
 pub(super) fn tool_available(tool: &str) -> bool {

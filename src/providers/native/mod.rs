@@ -30,12 +30,13 @@ pub(crate) mod fixtures;
 mod tests;
 
 use std::fmt::Write as _;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use memmap2::Mmap;
 use sha2::{Digest, Sha256};
+
+use crate::confined::ConfinedFile;
 
 use super::code::{CallEdge, FunctionDossier, UnresolvedKind, Xref};
 use super::{Format, Inventory, Overview, ProviderError};
@@ -155,8 +156,22 @@ impl NativeImage {
     /// `Malformed`, and architectures are known); symbol tables are not
     /// touched and the file is not hashed, so even a 150 MB library opens in
     /// milliseconds.
+    /// Opens the file at `path` once, unconfined (the CLI's tests and
+    /// benches). The session opens beneath its read roots and calls
+    /// [`NativeImage::from_file`].
     pub fn open(path: &Path) -> Result<NativeImage, ProviderError> {
-        let map = map_file(path)?;
+        let file = crate::confined::Roots::default()
+            .open_file(path)
+            .map_err(|e| ProviderError::Io {
+                path: path.display().to_string(),
+                reason: e.to_string(),
+            })?;
+        NativeImage::from_file(&file, path)
+    }
+
+    /// Maps an already opened file; `path` names it in messages.
+    pub fn from_file(file: &ConfinedFile, path: &Path) -> Result<NativeImage, ProviderError> {
+        let map = map_file(file, path)?;
         let classified = documents::classify(&map, path)?;
         let inventories = classified
             .documents
@@ -508,26 +523,15 @@ impl NativeImage {
     }
 }
 
-/// Opens and maps a regular, non-empty file read-only.
-fn map_file(path: &Path) -> Result<Mmap, ProviderError> {
-    let io = |reason: String| ProviderError::Io {
-        path: path.display().to_string(),
-        reason,
-    };
-    let file = File::open(path).map_err(|error| io(error.to_string()))?;
-    let metadata = file.metadata().map_err(|error| io(error.to_string()))?;
-    if !metadata.is_file() {
-        return Err(io("not a regular file".to_owned()));
-    }
-    if metadata.len() == 0 {
+/// Maps an opened regular, non-empty file read-only.
+fn map_file(file: &ConfinedFile, path: &Path) -> Result<Mmap, ProviderError> {
+    if file.is_empty() {
         return Err(unsupported(path, "the file is empty"));
     }
-    // SAFETY: the map is read-only and private to this process. If another
-    // process truncates the file while it is mapped, reads past the new end
-    // fault (SIGBUS); that is the accepted price of not copying 100+ MB
-    // binaries into memory, and analysis targets are not expected to change
-    // underneath the session.
-    unsafe { Mmap::map(&file) }.map_err(|error| io(error.to_string()))
+    file.map().map_err(|error| ProviderError::Io {
+        path: path.display().to_string(),
+        reason: error.to_string(),
+    })
 }
 
 fn unsupported(path: &Path, reason: impl Into<String>) -> ProviderError {

@@ -537,9 +537,12 @@ fn unsupported_inputs_are_rejected_with_a_reason() {
     let (_file, result) = open_bytes("notes.txt", b"plain text that is long enough to classify");
     match result {
         Err(ProviderError::UnsupportedFormat { reason, .. }) => {
+            // The file is untrusted: its bytes are never repeated.
             assert!(
-                reason.contains("70 6c 61 69"),
-                "reason names the magic: {reason}"
+                reason.contains("match no ELF")
+                    && !reason.contains("70 6c")
+                    && !reason.contains("plain"),
+                "{reason}"
             );
         }
         other => panic!("expected UnsupportedFormat, got {other:?}"),

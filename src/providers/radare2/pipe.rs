@@ -46,14 +46,43 @@ pub(crate) struct Process {
     reaped: bool,
 }
 
+/// The descriptor number a child reads its target through.
+pub const TARGET_FD: i32 = 3;
+
 impl Process {
-    pub fn spawn(program: &Path, args: &[OsString]) -> io::Result<Process> {
-        let mut child = Command::new(program)
+    /// Starts `program`. `target`, when given, becomes the child's
+    /// descriptor [`TARGET_FD`], so the child reads the file the server
+    /// opened (as `/proc/self/fd/3`) instead of opening a path again.
+    pub fn spawn(
+        program: &Path,
+        args: &[OsString],
+        target: Option<&std::fs::File>,
+    ) -> io::Result<Process> {
+        let mut command = Command::new(program);
+        command
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()?;
+            .stderr(Stdio::piped());
+        if let Some(file) = target {
+            let fd = std::os::fd::AsRawFd::as_raw_fd(file);
+            // SAFETY: only async-signal-safe calls (dup2, fcntl) on a
+            // descriptor that stays open in the parent until spawn returns.
+            unsafe {
+                std::os::unix::process::CommandExt::pre_exec(&mut command, move || {
+                    if fd == TARGET_FD {
+                        // dup2 onto itself keeps close-on-exec: clear it.
+                        if libc::fcntl(fd, libc::F_SETFD, 0) == -1 {
+                            return Err(io::Error::last_os_error());
+                        }
+                    } else if libc::dup2(fd, TARGET_FD) == -1 {
+                        return Err(io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        }
+        let mut child = command.spawn()?;
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
@@ -305,6 +334,7 @@ mod tests {
         Process::spawn(
             Path::new("/bin/sh"),
             &[OsString::from("-c"), OsString::from(script)],
+            None,
         )
         .unwrap()
     }

@@ -153,7 +153,10 @@ struct Opened {
 }
 
 pub struct Radare2Session {
+    /// The target as the session names it (messages only).
     target: PathBuf,
+    /// The opened target: radare2 reads this descriptor, never the path.
+    file: std::fs::File,
     launcher: Launcher,
     options: Radare2Options,
     process: Option<Process>,
@@ -162,23 +165,38 @@ pub struct Radare2Session {
 }
 
 impl Radare2Session {
-    /// A session on `target`; nothing starts until [`Radare2Session::open`]
-    /// or the first operation. The path is canonicalized and checked
-    /// (see `target_path.rs`).
+    /// A session on the file at `target`, opened once here (unconfined:
+    /// tests and tools that name a file directly). The server opens beneath
+    /// its read roots and calls [`Radare2Session::from_file`].
     pub fn new(
         target: &Path,
         launcher: Launcher,
         options: Radare2Options,
     ) -> Result<Radare2Session, Radare2Error> {
-        let canonical = target
-            .canonicalize()
+        let file = crate::confined::Roots::default()
+            .open_file(target)
             .map_err(|e| Radare2Error::UnsafePath {
                 path: target.display().to_string(),
-                reason: format!("it cannot be resolved: {e}"),
+                reason: format!("it cannot be opened: {e}"),
             })?;
-        check_target_path(&canonical)?;
+        let absolute = std::path::absolute(target).unwrap_or_else(|_| target.to_path_buf());
+        Radare2Session::from_file(file.into_file(), &absolute, launcher, options)
+    }
+
+    /// A session on an opened file; nothing starts until
+    /// [`Radare2Session::open`] or the first operation. radare2 is handed
+    /// the descriptor (as `/proc/self/fd/3` in its own process), so what it
+    /// reads is what the session opened, whatever happens to `target`.
+    pub fn from_file(
+        file: std::fs::File,
+        target: &Path,
+        launcher: Launcher,
+        options: Radare2Options,
+    ) -> Result<Radare2Session, Radare2Error> {
+        check_target_path(Path::new(DESCRIPTOR_PATH))?;
         Ok(Radare2Session {
-            target: canonical,
+            file,
+            target: target.to_path_buf(),
             launcher,
             options,
             process: None,
@@ -187,7 +205,7 @@ impl Radare2Session {
         })
     }
 
-    /// The canonical path radare2 is given.
+    /// The path the session names the target by.
     pub fn target(&self) -> &Path {
         &self.target
     }
@@ -209,11 +227,12 @@ impl Radare2Session {
             return Ok(());
         }
         self.close();
-        let (program, args) = launch_command(&self.launcher, &self.target);
-        let process = Process::spawn(&program, &args).map_err(|e| Radare2Error::Spawn {
-            program: program.display().to_string(),
-            reason: e.to_string(),
-        })?;
+        let (program, args) = launch_command(&self.launcher, Path::new(DESCRIPTOR_PATH));
+        let process =
+            Process::spawn(&program, &args, Some(&self.file)).map_err(|e| Radare2Error::Spawn {
+                program: program.display().to_string(),
+                reason: e.to_string(),
+            })?;
         self.lineage.push(process.id());
         self.process = Some(process);
         let started = self.start();
@@ -404,6 +423,9 @@ impl Radare2Session {
 
 /// The program and arguments for `launcher`. The target is the last
 /// argument, after the settings; it is absolute, so never an option.
+/// What radare2 opens: the target descriptor the child inherits.
+const DESCRIPTOR_PATH: &str = "/proc/self/fd/3";
+
 fn launch_command(launcher: &Launcher, target: &Path) -> (PathBuf, Vec<OsString>) {
     let mut args: Vec<OsString> = Vec::new();
     let program = match launcher {

@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::canonical::to_canonical;
-use super::evidence::{Authority, Confidence, EXCERPT_CHARS, excerpt, hex};
+use super::evidence::{Authority, Confidence, hex};
 
 pub use ops::{RecordRequest, UpdateRequest, Verification};
 pub use validate::UnknownError;
@@ -219,16 +219,16 @@ impl UnknownRevision {
         let Value::Object(members) = &value else {
             return Err("a revision must be a JSON object".into());
         };
-        if let Some(extra) = members
+        if members
             .keys()
-            .find(|k| !REVISION_MEMBERS.contains(&k.as_str()))
+            .any(|k| !REVISION_MEMBERS.contains(&k.as_str()))
         {
             return Err(format!(
-                "unknown member `{}`",
-                excerpt(extra, EXCERPT_CHARS)
+                "a member is not one of {}",
+                REVISION_MEMBERS.join(", ")
             ));
         }
-        serde_json::from_value(value).map_err(|e| excerpt(&e.to_string(), 4 * EXCERPT_CHARS))
+        serde_json::from_value(value).map_err(|e| crate::session::evidence::schema_error(&e))
     }
 
     /// sha256 of the canonical revision without `revision_digest`.
@@ -245,10 +245,16 @@ impl UnknownRevision {
     /// Checks what a revision says about itself: format version, ID shape
     /// and identity, digest, and the revision/previous-digest pairing.
     pub fn verify_self(&self) -> Result<(), UnknownError> {
+        // The ID is quoted only when it has the shape of one: the
+        // revision may come from an untrusted bundle.
+        let named = if is_unknown_id(&self.unknown_id) {
+            self.unknown_id.as_str()
+        } else {
+            "an unknown with a malformed ID,"
+        };
         let fail = |why: String| {
             Err(UnknownError::Integrity(format!(
-                "{} revision {}: {why}",
-                excerpt(&self.unknown_id, EXCERPT_CHARS),
+                "{named} revision {}: {why}",
                 self.revision
             )))
         };

@@ -1,8 +1,9 @@
 //! `analyze_javascript_application`: the application at `input_path`, read
 //! (never run) into an [`Analysis`] that becomes the Evidence result.
 //!
-//! The path is confined to the operator's read roots exactly as bundle
-//! imports are (canonicalized, every symlink resolved). The session's
+//! The path is opened once beneath the operator's read roots, as every
+//! reader opens (`confined`); the walk then reads only through that
+//! handle, so nothing swapped in meanwhile can lead outside. The session's
 //! active target is neither needed nor changed. The handler already runs
 //! on a blocking thread (the server calls every tool there), so the
 //! analysis runs inline and reports its progress through the call's
@@ -14,13 +15,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde_json::{Map, Value, json};
 
 use super::{ANALYZE_OPERATION, encode};
-use crate::javascript::{self, Analysis, InputFormat, JsError, Limits, Options};
+use crate::javascript::{self, Analysis, Input, InputFormat, Limits, Options};
 use crate::providers::native::Progress;
 use crate::session::evidence::{EXCERPT_CHARS, excerpt};
-use crate::session::{
-    AdmissionError, Confidence, EvidenceDraft, Location, Session, SessionError, Subject,
-    native_identity,
-};
+use crate::session::{Confidence, EvidenceDraft, Location, Session, Subject, native_identity};
 use crate::tools::inputs::{AnalyzeJavascriptApplicationInput, ApplicationFormat};
 use crate::tools::{HandlerResult, ToolError};
 
@@ -37,11 +35,8 @@ pub(crate) fn analyze_javascript_application(
     let limits = input.limits.unwrap_or_default();
     limits.validate()?;
     let requested = checked_path(&input.input_path)?;
-    let real = session
-        .read_roots()
-        .confine(requested)
-        .map_err(|e| ToolError::from(SessionError::from(e)))?;
-    let format = detect(&real, requested, input.format)?;
+    let opened = Input::open(session.read_roots().handles(), requested)?;
+    let format = check_format(&opened, requested, input.format)?;
     let options = Options {
         limits,
         read_source_maps: input.read_source_maps,
@@ -51,7 +46,7 @@ pub(crate) fn analyze_javascript_application(
         done: AtomicU64::new(0),
         report: progress,
     };
-    let analysis = javascript::analyze(&real, &options, &reporter)?;
+    let analysis = javascript::analyze_input(&opened, &options, &reporter)?;
     let result = encode(&analysis, "analysis")?;
     let draft = EvidenceDraft {
         operation: ANALYZE_OPERATION.to_owned(),
@@ -86,26 +81,16 @@ fn checked_path(text: &str) -> Result<&Path, ToolError> {
     Ok(path)
 }
 
-/// The input's format: what the file system says, checked against what
-/// the caller asked for. Anything neither a directory nor a regular file
-/// (a FIFO, a device) is refused before anything opens it.
-fn detect(
-    real: &Path,
+/// The input's format, as opened, checked against what the caller asked
+/// for. (Anything neither a directory nor a regular file was refused by the
+/// open, without blocking.)
+fn check_format(
+    opened: &Input,
     requested: &Path,
     asked: ApplicationFormat,
 ) -> Result<InputFormat, ToolError> {
     let shown = excerpt(&requested.display().to_string(), 4 * EXCERPT_CHARS);
-    let meta = std::fs::metadata(real).map_err(|e| JsError::Io {
-        path: shown.clone(),
-        reason: e.to_string(),
-    })?;
-    let found = if meta.is_dir() {
-        InputFormat::Directory
-    } else if meta.is_file() {
-        InputFormat::Asar
-    } else {
-        return Err(SessionError::from(AdmissionError::NotARegularFile { path: shown }).into());
-    };
+    let found = opened.format();
     let wanted = match asked {
         ApplicationFormat::Auto => return Ok(found),
         ApplicationFormat::Directory => InputFormat::Directory,
@@ -215,24 +200,27 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("app.asar");
         std::fs::write(&file, b"x").unwrap();
+        let roots = crate::confined::Roots::default();
+        let detect =
+            |path: &Path, asked| check_format(&Input::open(&roots, path).unwrap(), path, asked);
         assert_eq!(
-            detect(dir.path(), dir.path(), ApplicationFormat::Asar)
+            detect(dir.path(), ApplicationFormat::Asar)
                 .unwrap_err()
                 .code,
             "input_format_mismatch"
         );
         assert_eq!(
-            detect(&file, &file, ApplicationFormat::Directory)
+            detect(&file, ApplicationFormat::Directory)
                 .unwrap_err()
                 .code,
             "input_format_mismatch"
         );
         assert_eq!(
-            detect(&file, &file, ApplicationFormat::Auto).unwrap(),
+            detect(&file, ApplicationFormat::Auto).unwrap(),
             InputFormat::Asar
         );
         assert_eq!(
-            detect(dir.path(), dir.path(), ApplicationFormat::Directory).unwrap(),
+            detect(dir.path(), ApplicationFormat::Directory).unwrap(),
             InputFormat::Directory
         );
     }

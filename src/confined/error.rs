@@ -1,0 +1,83 @@
+//! Why a confined open failed. Messages name the path as the caller gave it
+//! and the kind of problem; nothing read from a file ever appears in them.
+
+use std::io;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OpenError {
+    #[error("cannot open {path}: {reason}")]
+    NotFound { path: String, reason: String },
+    #[error("{path} is outside the operator's {label} roots ({roots})")]
+    OutsideRoots {
+        path: String,
+        label: &'static str,
+        roots: String,
+    },
+    #[error("{path} is {kind}, not a regular file")]
+    NotRegular { path: String, kind: &'static str },
+    #[error("{path} is not a directory")]
+    NotADirectory { path: String },
+    #[error("{path} is {size} bytes; the limit is {limit} bytes")]
+    TooLarge { path: String, size: u64, limit: u64 },
+    #[error("cannot read {path}: {reason}")]
+    Io { path: String, reason: String },
+}
+
+impl OpenError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            OpenError::NotFound { .. } => "not_found",
+            OpenError::OutsideRoots { label: "write", .. } => "outside_write_roots",
+            OpenError::OutsideRoots { .. } => "outside_read_roots",
+            OpenError::NotRegular { .. } => "not_a_regular_file",
+            OpenError::NotADirectory { .. } => "not_a_directory",
+            OpenError::TooLarge { .. } => "file_too_large",
+            OpenError::Io { .. } => "io_error",
+        }
+    }
+
+    pub fn remediation(&self) -> String {
+        match self {
+            OpenError::NotFound { .. } => {
+                "Check the path; relative paths resolve against the server's working directory."
+                    .into()
+            }
+            OpenError::OutsideRoots { label, .. } => format!(
+                "Choose a path under one of the {label} roots, or ask the operator to add a --{label}-root."
+            ),
+            OpenError::NotRegular { .. } => "Open a regular file.".into(),
+            OpenError::NotADirectory { .. } => "Pass a directory.".into(),
+            OpenError::TooLarge { .. } => {
+                "Choose a smaller file, or ask the operator to raise the limit.".into()
+            }
+            OpenError::Io { .. } => "Check that the file is readable.".into(),
+        }
+    }
+
+    /// Maps an error of opening `path` beneath a root. cap-std reports an
+    /// escape (a `..`, absolute or symlink path that would leave the root)
+    /// as a permission error without an OS code.
+    pub(crate) fn from_open(path: &str, label: &'static str, roots: &str, e: io::Error) -> Self {
+        if e.kind() == io::ErrorKind::PermissionDenied && e.raw_os_error().is_none() {
+            return OpenError::OutsideRoots {
+                path: path.to_owned(),
+                label,
+                roots: roots.to_owned(),
+            };
+        }
+        match e.raw_os_error() {
+            Some(libc::ELOOP) => OpenError::NotRegular {
+                path: path.to_owned(),
+                kind: "a symbolic link",
+            },
+            Some(libc::ENOTDIR) | Some(libc::ENOENT) => OpenError::NotFound {
+                path: path.to_owned(),
+                reason: e.to_string(),
+            },
+            _ => OpenError::Io {
+                path: path.to_owned(),
+                reason: e.to_string(),
+            },
+        }
+    }
+}
