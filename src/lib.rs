@@ -13,4 +13,5 @@ pub mod matching;
 pub mod providers;
 pub mod server;
 pub mod session;
+pub mod text;
 pub mod tools;

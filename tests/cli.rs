@@ -1105,3 +1105,107 @@ fn the_mcp_library_logs_obey_rea_log() {
         "{out:?}"
     );
 }
+
+/// F9: what the MCP library alone leaves unanswered is answered.
+#[test]
+fn malformed_json_rpc_gets_answers_that_name_the_problem() {
+    let input = [
+        "not json at all",
+        INITIALIZE,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        "{\"truncated\":",
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":[1]}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":5}}"#,
+        r#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#,
+    ]
+    .join("\n");
+    let out = run(rea().arg("mcp").write_stdin(format!("{input}\n")));
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let replies: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("every stdout line is JSON-RPC"))
+        .collect();
+    let by_id = |id: Value| replies.iter().find(|r| r["id"] == id).cloned();
+    let parse_errors = replies
+        .iter()
+        .filter(|r| r["id"].is_null() && r["error"]["code"] == -32700)
+        .count();
+    assert_eq!(parse_errors, 2, "{out:?}");
+    assert!(by_id(json!(1)).is_some_and(|r| r["result"]["serverInfo"].is_object()));
+    assert_eq!(by_id(json!(2)).unwrap()["error"]["code"], -32600);
+    assert_eq!(by_id(json!(3)).unwrap()["error"]["code"], -32602);
+    assert_eq!(by_id(json!(4)).unwrap()["result"], json!({}));
+}
+
+#[test]
+fn a_legacy_request_before_initialize_is_told_to_initialize() {
+    let out = run(rea()
+        .arg("mcp")
+        .write_stdin("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}\n"));
+    let reply: Value = serde_json::from_str(out.stdout.lines().next().expect("a reply")).unwrap();
+    assert_eq!(reply["id"], 1);
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("initialize first")),
+        "{out:?}"
+    );
+}
+
+// ---- CLI consistency --------------------------------------------------------
+
+#[test]
+fn every_cli_failure_has_the_code_message_form() {
+    let empty = tempfile::tempdir().expect("tempdir");
+    let zip_dir = tempfile::tempdir().expect("tempdir");
+    let zip = zip_dir.path().join("a.zip");
+    // An empty zip: just the end-of-central-directory record.
+    let mut eocd = b"PK\x05\x06".to_vec();
+    eocd.extend_from_slice(&[0; 18]);
+    std::fs::write(&zip, eocd).expect("write zip");
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec!["analyze".into(), empty.path().display().to_string()],
+            "[not_an_application]",
+        ),
+        (
+            vec!["procedures".into(), zip.display().to_string()],
+            "[no_code_documents]",
+        ),
+        (
+            vec!["procedures".into(), "/nonexistent/rea-file".into()],
+            "[not_found]",
+        ),
+        (
+            vec![
+                "prompts".into(),
+                "render".into(),
+                "investigate_feature".into(),
+                "--arg".into(),
+                "feature=a".into(),
+                "--arg".into(),
+                "feature=b".into(),
+            ],
+            "[usage]",
+        ),
+    ];
+    for (args, code) in cases {
+        let out = run(rea().args(&args));
+        assert_eq!(out.code, Some(2), "{args:?}\n{out:?}");
+        let line = out.stderr.lines().last().unwrap_or_default();
+        assert!(
+            line.starts_with(&format!("rea: {code} ")),
+            "{args:?}\n{out:?}"
+        );
+        assert!(!out.stderr.contains("the server"), "{args:?}\n{out:?}");
+    }
+    // `procedures` on an archive says what `doctor` says of it.
+    let doctor = run(rea().args(["doctor", "--target"]).arg(&zip));
+    assert!(doctor.stdout.contains("inspect_artifact"), "{doctor:?}");
+    let procedures = run(rea().arg("procedures").arg(&zip));
+    assert!(
+        procedures.stderr.contains("inspect_artifact"),
+        "{procedures:?}"
+    );
+}

@@ -326,3 +326,164 @@ async fn a_bundle_executable_swapped_for_a_symlink_never_leads_outside() {
     assert!(opened > 0, "the bundle never opened");
     client.cancel().await.ok();
 }
+
+// ---- long opens (findings F3, F7) ------------------------------------------
+
+/// A sparse file of `size` bytes that starts as a real ELF (4 KiB on disk).
+fn sparse_elf(dir: &Path, size: u64) -> Option<PathBuf> {
+    let elf = Path::new("/bin/true");
+    if !elf.is_file() {
+        common::skip("/bin/true is needed as an ELF header");
+        return None;
+    }
+    let path = dir.join("huge.elf");
+    std::fs::copy(elf, &path).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(size)
+        .unwrap();
+    Some(path)
+}
+
+async fn serve_with(root: &Path, extra: &[&str]) -> Client {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_rea"));
+    cmd.arg("mcp")
+        .arg("--read-root")
+        .arg(root)
+        .args(extra)
+        .env_remove("REA_LOG")
+        .env("REA_ANALYSIS_PROVIDER", "native");
+    ().serve(TokioChildProcess::new(cmd).expect("rea mcp starts"))
+        .await
+        .expect("client connects")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_huge_target_is_refused_at_once_by_its_size() {
+    let s = scene();
+    let Some(huge) = sparse_elf(&s.root, 50 << 30) else {
+        return;
+    };
+    let client = serve(&s.root).await;
+    let start = Instant::now();
+    let (answer, failed) = call(&client, "open_binary", json!({"path": huge})).await;
+    assert!(failed, "{answer}");
+    assert_eq!(answer["error"]["code"], "file_too_large", "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains(&(4u64 << 30).to_string()),
+        "names the limit: {message}"
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        start.elapsed()
+    );
+    client.cancel().await.ok();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_long_open_stops_at_the_deadline_and_keeps_the_previous_target() {
+    let s = scene();
+    let Some(huge) = sparse_elf(&s.root, 64 << 30) else {
+        return;
+    };
+    std::fs::copy("/bin/true", s.root.join("small")).unwrap();
+    let client = serve_with(
+        &s.root,
+        &["--max-target-bytes", "100000000000", "--call-timeout", "2"],
+    )
+    .await;
+    let (small, failed) = call(
+        &client,
+        "open_binary",
+        json!({"path": s.root.join("small")}),
+    )
+    .await;
+    assert!(!failed, "{small}");
+    let start = Instant::now();
+    let (answer, failed) = call(&client, "open_binary", json!({"path": huge})).await;
+    assert!(failed, "{answer}");
+    assert_eq!(answer["error"]["code"], "call_timeout", "{answer}");
+    assert!(
+        start.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        start.elapsed()
+    );
+    let (status, _) = call(&client, "binary_session", json!({})).await;
+    assert_eq!(
+        status["result"]["target"]["path"],
+        json!(s.root.join("small")),
+        "the previous target stays active: {status}"
+    );
+    client.cancel().await.ok();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn other_requests_answer_while_an_open_hashes_and_a_cancel_stops_it() {
+    use rmcp::model::{CallToolRequestParams, ClientRequest, Request};
+    use rmcp::service::PeerRequestOptions;
+    let s = scene();
+    let Some(huge) = sparse_elf(&s.root, 64 << 30) else {
+        return;
+    };
+    std::fs::copy("/bin/true", s.root.join("small")).unwrap();
+    let client = serve_with(&s.root, &["--max-target-bytes", "100000000000"]).await;
+    let (small, failed) = call(
+        &client,
+        "open_binary",
+        json!({"path": s.root.join("small")}),
+    )
+    .await;
+    assert!(!failed, "{small}");
+    let params = CallToolRequestParams::new("open_binary")
+        .with_arguments(common::object(json!({"path": huge})));
+    let request = ClientRequest::CallToolRequest(Request::new(params));
+    let handle = client
+        .peer()
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
+        .await
+        .expect("sent");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    // The open is hashing; the session answers meanwhile.
+    for _ in 0..3 {
+        let start = Instant::now();
+        let (status, _) = call(&client, "binary_session", json!({})).await;
+        assert_eq!(
+            status["result"]["target"]["path"],
+            json!(s.root.join("small")),
+            "{status}"
+        );
+        let prompt = client
+            .peer()
+            .get_prompt(
+                rmcp::model::GetPromptRequestParams::new("investigate_feature")
+                    .with_arguments(common::object(json!({"feature": "x"}))),
+            )
+            .await
+            .expect("prompts/get answers");
+        assert!(!prompt.messages.is_empty());
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            start.elapsed()
+        );
+    }
+    handle
+        .cancel(Some("test".into()))
+        .await
+        .expect("cancel sent");
+    // The cancelled open never replaces the active target.
+    for _ in 0..10 {
+        let (status, _) = call(&client, "binary_session", json!({})).await;
+        assert_eq!(
+            status["result"]["target"]["path"],
+            json!(s.root.join("small")),
+            "{status}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    client.cancel().await.ok();
+}

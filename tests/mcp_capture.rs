@@ -9,6 +9,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use rea::capture::types::Network;
 use rea::server::Hub;
 use rea::session::{CapturePolicy, CaptureSettings, Policies};
 use serde_json::{Value, json};
@@ -25,11 +26,17 @@ int main(void) { FILE *f = fopen("ran-marker", "w"); if (f) fclose(f); return 0;
 /// A hub whose sessions may capture executables under `exec_root` running
 /// in `work_root`, served by the built `rea`.
 fn capture_hub(exec_root: &Path, work_root: &Path) -> Arc<Hub> {
+    capture_hub_with(exec_root, work_root, None)
+}
+
+/// [`capture_hub`] with the operator's network setting.
+fn capture_hub_with(exec_root: &Path, work_root: &Path, network: Option<Network>) -> Arc<Hub> {
     let policy = CapturePolicy::new(CaptureSettings {
         enabled: true,
         executable_roots: vec![exec_root.to_path_buf()],
         working_roots: vec![work_root.to_path_buf()],
         user: Some("65534:65534".into()).filter(|_| common::running_as_root()),
+        network,
     })
     .expect("policy")
     .with_host(PathBuf::from(REA));
@@ -278,4 +285,112 @@ int main(int argc, char **argv) {
     assert!(failed);
     assert_eq!(error_code(&refused), "invalid_arguments", "{refused}");
     assert!(!refused.to_string().contains(secret), "{refused}");
+}
+
+/// Connects to the test's own listener on the host's loopback, then to a
+/// listener of its own on 127.0.0.1, and prints NoNewPrivs.
+const NETWORK_PROBE: &str = r#"
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+static int dial(int port) {
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a; memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET; a.sin_port = htons(port); a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int ok = connect(s, (struct sockaddr *)&a, sizeof a) == 0;
+    close(s);
+    return ok;
+}
+int main(int argc, char **argv) {
+    printf("host %s\n", dial(atoi(argv[1])) ? "reached" : "unreachable");
+    int l = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a; memset(&a, 0, sizeof a); socklen_t n = sizeof a;
+    a.sin_family = AF_INET; a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int own = bind(l, (struct sockaddr *)&a, sizeof a) == 0 && listen(l, 1) == 0
+        && getsockname(l, (struct sockaddr *)&a, &n) == 0 && dial(ntohs(a.sin_port));
+    printf("loopback %s\n", own ? "works" : "broken");
+    FILE *f = fopen("/proc/self/status", "r"); char line[256];
+    while (f && fgets(line, sizeof line, f)) if (!strncmp(line, "NoNewPrivs:", 11)) fputs(line, stdout);
+    return 0;
+}
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn captures_run_without_the_host_network_unless_the_operator_allows_it() {
+    let dir = common::open_dir();
+    let Some(exe) = common::open_program(dir.path(), "netprobe", NETWORK_PROBE) else {
+        return;
+    };
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("listen");
+    let port = listener.local_addr().expect("addr").port().to_string();
+    for (network, reached, shown) in [
+        (None, "unreachable", "isolated"),
+        (Some(Network::Host), "reached", "host"),
+    ] {
+        let hub = capture_hub_with(dir.path(), dir.path(), network);
+        let (client, _, _) = common::connect_to(&hub, common::Era::Modern).await;
+        let (status, _) = common::call(&client, "binary_session", json!({})).await;
+        assert_eq!(
+            status["result"]["process_capture"]["network"],
+            json!(shown),
+            "{status}"
+        );
+        let (response, failed) =
+            capture(&client, &exe, dir.path(), json!({"arguments": [port]})).await;
+        if failed && error_code(&response) == "network_isolation_unavailable" {
+            common::skip("this machine cannot create a network namespace for the capture");
+            return;
+        }
+        assert!(!failed, "{response}");
+        let result = &response["result"];
+        let out = result["stdout"]["text"].as_str().expect("stdout");
+        assert!(
+            out.contains(&format!("host {reached}\n")),
+            "{network:?}: {out}"
+        );
+        assert!(out.contains("loopback works\n"), "{network:?}: {out}");
+        assert!(out.contains("NoNewPrivs:\t1"), "{out}");
+        assert_eq!(result["network"], json!(shown), "{result}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_script_whose_interpreter_lies_outside_the_roots_is_refused() {
+    let dir = common::open_dir();
+    let script = dir.path().join("run.sh");
+    std::fs::write(&script, "#!/bin/sh\necho ran\n").expect("write");
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let hub = capture_hub(dir.path(), dir.path());
+    let (client, _, _) = common::connect_to(&hub, common::Era::Modern).await;
+    let (response, failed) = capture(&client, &script, dir.path(), json!({})).await;
+    assert!(failed, "{response}");
+    assert_eq!(
+        error_code(&response),
+        "interpreter_outside_capture_roots",
+        "{response}"
+    );
+    assert!(!dir.path().join("ran").exists());
+    // With the interpreter inside the executable root, the script runs.
+    let Some(sh) = ["/bin/sh", "/usr/bin/sh"]
+        .iter()
+        .map(Path::new)
+        .find(|p| p.exists())
+    else {
+        return;
+    };
+    let inside = dir.path().join("sh");
+    std::fs::copy(std::fs::canonicalize(sh).expect("sh"), &inside).expect("copy sh");
+    std::fs::write(&script, format!("#!{}\necho ran\n", inside.display())).expect("write");
+    let (response, failed) = capture(&client, &script, dir.path(), json!({})).await;
+    assert!(!failed, "{response}");
+    assert_eq!(
+        response["result"]["stdout"]["text"],
+        json!("ran\n"),
+        "{response}"
+    );
 }

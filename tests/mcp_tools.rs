@@ -336,6 +336,7 @@ async fn binary_session_reports_the_process_capture_policy() {
         executable_roots: vec![dir.path().to_path_buf()],
         working_roots: vec![dir.path().to_path_buf()],
         user: Some("65534:65534".into()).filter(|_| common::running_as_root()),
+        network: None,
     })
     .unwrap();
     let hub = rea::server::Hub::with_policies(

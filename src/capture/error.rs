@@ -25,6 +25,10 @@ pub enum CaptureError {
     HostFailed(String),
     #[error("the target could not be started: {0}; check the executable and working directory")]
     Spawn(String),
+    #[error(
+        "the run could not be isolated from the network ({0}); run rea as root or allow unprivileged user namespaces, or have the operator allow host networking (--capture-network host)"
+    )]
+    NetworkIsolation(String),
     #[error("the capture result is invalid: {0}")]
     InvalidCapture(String),
     #[error("capture I/O failed: {0}")]

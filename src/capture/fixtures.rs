@@ -4,7 +4,7 @@
 
 use sha2::Digest;
 
-use super::types::SCHEMA_VERSION;
+use super::types::{Network, SCHEMA_VERSION};
 use super::{
     Capture, Cleanup, Crash, Exit, ExitReason, FileChanges, Mapping, Stream, Timing, Tracing,
 };
@@ -50,6 +50,7 @@ pub(crate) fn exited(code: i32, out: &str) -> Capture {
             attached: true,
             reason: None,
         },
+        network: Network::Isolated,
         limitations: Vec::new(),
     }
 }

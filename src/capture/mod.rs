@@ -24,6 +24,7 @@ pub mod types;
 pub mod wire;
 
 use std::io::{Read, Write};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -42,6 +43,45 @@ pub const HOST_ENV: &str = "REA_CAPTURE_HOST";
 /// cleanup, draining, and the two directory snapshots.
 pub const HOST_GRACE: Duration = Duration::from_secs(60);
 
+/// Makes the host's descriptors [`wire::EXECUTABLE_FD`] and
+/// [`wire::WORKING_FD`] the opened executable and working directory. They are
+/// first copied above both numbers (close-on-exec), so moving one cannot
+/// overwrite the other; `dup2` in the child then clears close-on-exec on
+/// the two it places.
+fn inherit(command: &mut Command, opened: &Opened<'_>) -> std::io::Result<()> {
+    use std::os::unix::process::CommandExt;
+    const ABOVE: i32 = 10;
+    let copy = |fd: BorrowedFd<'_>| -> std::io::Result<OwnedFd> {
+        // SAFETY: F_DUPFD_CLOEXEC on a valid descriptor returns a new one we own.
+        let raw = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, ABOVE) };
+        if raw < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: `raw` is a fresh descriptor.
+        Ok(unsafe { std::os::fd::FromRawFd::from_raw_fd(raw) })
+    };
+    let executable = copy(opened.executable)?;
+    let working = copy(opened.working_directory)?;
+    let places = [
+        (executable.as_raw_fd(), wire::EXECUTABLE_FD),
+        (working.as_raw_fd(), wire::WORKING_FD),
+    ];
+    // SAFETY: dup2 only, async-signal-safe; the copies stay open in the
+    // parent until the command (which owns them) is dropped.
+    unsafe {
+        command.pre_exec(move || {
+            let _keep = (&executable, &working);
+            for (from, to) in places {
+                if libc::dup2(from, to) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+    Ok(())
+}
+
 /// The executable that serves `capture-host`: `host`, else
 /// `$REA_CAPTURE_HOST`, else this process's own executable.
 pub fn host_executable(host: Option<&Path>) -> Result<PathBuf, CaptureError> {
@@ -54,9 +94,19 @@ pub fn host_executable(host: Option<&Path>) -> Result<PathBuf, CaptureError> {
     std::env::current_exe().map_err(|e| CaptureError::HostStart(e.to_string()))
 }
 
+/// The target's executable and working directory, opened by the caller
+/// (beneath the operator's roots): the host runs the program from these
+/// descriptors and never looks the paths up again.
+pub struct Opened<'a> {
+    pub executable: BorrowedFd<'a>,
+    pub working_directory: BorrowedFd<'a>,
+}
+
 /// Runs `scenario` in a capture host and returns the validated capture.
 /// Blocking: call it from a blocking thread. `host` overrides the binary
-/// (see [`host_executable`]).
+/// (see [`host_executable`]). The executable and working directory are
+/// opened here, once and unconfined; the server opens them beneath its
+/// roots and calls [`run_opened`].
 pub fn run(scenario: &Scenario, host: Option<&Path>) -> Result<Capture, CaptureError> {
     run_with_grace(scenario, host, HOST_GRACE)
 }
@@ -69,16 +119,40 @@ pub fn run_with_grace(
     grace: Duration,
 ) -> Result<Capture, CaptureError> {
     scenario.validate()?;
+    let roots = crate::confined::Roots::default();
+    let spawn_error = |e: crate::confined::OpenError| CaptureError::Spawn(e.to_string());
+    let executable = roots.open_file(&scenario.executable).map_err(spawn_error)?;
+    let working = roots
+        .open_dir(&scenario.working_directory)
+        .map_err(spawn_error)?;
+    let opened = Opened {
+        executable: executable.as_fd(),
+        working_directory: working.as_fd(),
+    };
+    run_opened(scenario, host, &opened, grace)
+}
+
+/// Runs `scenario` from descriptors the caller opened.
+pub fn run_opened(
+    scenario: &Scenario,
+    host: Option<&Path>,
+    opened: &Opened<'_>,
+    grace: Duration,
+) -> Result<Capture, CaptureError> {
+    scenario.validate()?;
     if !cfg!(target_os = "linux") {
         return Err(CaptureError::Unsupported);
     }
     let exe = host_executable(host)?;
     let input = serde_json::to_vec(scenario).map_err(|e| CaptureError::Io(e.to_string()))?;
-    let mut child = Command::new(&exe)
-        .arg("capture-host")
+    let mut command = Command::new(&exe);
+    command
+        .args(["capture-host", "--inherited-descriptors"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(Stdio::inherit());
+    inherit(&mut command, opened).map_err(|e| CaptureError::HostStart(e.to_string()))?;
+    let mut child = command
         .spawn()
         .map_err(|e| CaptureError::HostStart(format!("{}: {e}", exe.display())))?;
     let deadline_ms = scenario.timeout_ms + grace.as_millis() as u64;

@@ -62,6 +62,35 @@ pub struct Scenario {
     /// root; `nobody` (65534/65534) when absent.
     #[serde(default)]
     pub run_as: Option<RunAs>,
+    /// What network the run may reach: only its own loopback unless the
+    /// operator allowed the host's.
+    #[serde(default)]
+    pub network: Network,
+}
+
+/// The network a capture runs in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Network {
+    /// A new network namespace with only a loopback interface.
+    #[default]
+    Isolated,
+    /// The host's network, by explicit operator setting.
+    Host,
+}
+
+impl Network {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Network::Isolated => "isolated",
+            Network::Host => "host",
+        }
+    }
+
+    /// What records made before the field existed ran in.
+    fn before_isolation() -> Network {
+        Network::Host
+    }
 }
 
 fn default_timeout_ms() -> u64 {
@@ -435,6 +464,9 @@ pub struct Capture {
     pub files: FileChanges,
     pub cleanup: Cleanup,
     pub tracing: Tracing,
+    /// The network the run could reach.
+    #[serde(default = "Network::before_isolation")]
+    pub network: Network,
     pub limitations: Vec<String>,
 }
 

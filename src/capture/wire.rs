@@ -6,6 +6,12 @@ use serde::{Deserialize, Serialize};
 use super::error::CaptureError;
 use super::types::{Capture, MAX_LIMITS, MAX_STDIN_BYTES, Scenario};
 
+/// The host's descriptor for the target's executable: the server opens it
+/// beneath its roots and the host runs the program from it (`execveat`).
+pub const EXECUTABLE_FD: i32 = 3;
+/// The host's descriptor for the target's working directory (`fchdir`).
+pub const WORKING_FD: i32 = 4;
+
 /// The largest scenario the host reads (arguments, environment and stdin
 /// at their maxima fit with room to spare).
 pub const MAX_SCENARIO_BYTES: u64 = 64 * 1024 * 1024;
@@ -25,11 +31,15 @@ impl HostReply {
             CaptureError::InvalidScenario { .. } => "invalid_scenario",
             CaptureError::WouldRunAsRoot => "would_run_as_root",
             CaptureError::Spawn(_) => "spawn",
+            CaptureError::NetworkIsolation(_) => "network_isolation",
             _ => "host",
         };
         let message = match e {
             CaptureError::InvalidScenario { field, reason } => format!("{field}\u{1f}{reason}"),
-            CaptureError::Spawn(m) | CaptureError::Io(m) | CaptureError::HostFailed(m) => m.clone(),
+            CaptureError::Spawn(m)
+            | CaptureError::NetworkIsolation(m)
+            | CaptureError::Io(m)
+            | CaptureError::HostFailed(m) => m.clone(),
             other => other.to_string(),
         };
         HostReply::Failed {
@@ -55,6 +65,7 @@ impl HostReply {
                 }
                 "would_run_as_root" => CaptureError::WouldRunAsRoot,
                 "spawn" => CaptureError::Spawn(message),
+                "network_isolation" => CaptureError::NetworkIsolation(message),
                 _ => CaptureError::HostFailed(message),
             }),
         }
@@ -90,6 +101,7 @@ mod tests {
             CaptureError::Unsupported,
             CaptureError::WouldRunAsRoot,
             CaptureError::Spawn("no such file".into()),
+            CaptureError::NetworkIsolation("unshare: EPERM".into()),
             CaptureError::InvalidScenario {
                 field: "timeout_ms".into(),
                 reason: "must be positive".into(),

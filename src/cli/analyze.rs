@@ -28,7 +28,20 @@ pub fn run(args: AnalyzeArgs<'_>) -> Result<ExitCode, CliError> {
     let roots = ReadRoots::new(args.read_roots)
         .map_err(|e| CliError::Usage(format!("{e}. {}", e.remediation())))?;
     let input = javascript::Input::open(roots.handles(), args.path)
-        .map_err(|e| CliError::Failed(format!("{e}. {}", e.remediation())))?;
+        .map_err(|e| CliError::failed(e.code(), format!("{e}. {}", e.remediation())))?;
+    // What `rea doctor` says of such a directory, rather than an empty graph.
+    if let javascript::Input::Directory(dir) = &input
+        && !javascript::looks_like_application(dir)
+    {
+        return Err(CliError::failed(
+            "not_an_application",
+            format!(
+                "{}: {}",
+                args.path.display(),
+                rea::session::admission::NO_ANALYSIS_APPLIES
+            ),
+        ));
+    }
     let options = Options {
         read_source_maps: args.read_source_maps,
         ..Options::default()
@@ -37,7 +50,7 @@ pub fn run(args: AnalyzeArgs<'_>) -> Result<ExitCode, CliError> {
     let result = javascript::analyze_input(&input, &options, &bar);
     bar.finish();
     let analysis =
-        result.map_err(|e| CliError::Failed(format!("[{}] {e}. {}", e.code(), e.remediation())))?;
+        result.map_err(|e| CliError::failed(e.code(), format!("{e}. {}", e.remediation())))?;
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let written = if args.json {
@@ -50,7 +63,10 @@ pub fn run(args: AnalyzeArgs<'_>) -> Result<ExitCode, CliError> {
         Ok(()) => Ok(ExitCode::SUCCESS),
         // A closed pipe (`| head`) is a normal way to stop reading.
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
-        Err(e) => Err(CliError::Failed(format!("cannot write: {e}"))),
+        Err(e) => Err(CliError::failed(
+            "write_failed",
+            format!("cannot write: {e}"),
+        )),
     }
 }
 

@@ -92,7 +92,7 @@ fn entry_points(out: &mut impl Write, a: &Analysis) -> io::Result<()> {
             safe(&e.path)
         )?;
     }
-    more(out, a.entry_points.len())
+    more(out, a.entry_points.len(), 0)
 }
 
 fn windows(out: &mut impl Write, a: &Analysis, nodes: &HashMap<&str, &Node>) -> io::Result<()> {
@@ -134,7 +134,7 @@ fn windows(out: &mut impl Write, a: &Analysis, nodes: &HashMap<&str, &Node>) -> 
             }
         }
     }
-    more(out, windows.len())
+    more(out, windows.len(), 0)
 }
 
 fn channels(out: &mut impl Write, a: &Analysis, nodes: &HashMap<&str, &Node>) -> io::Result<()> {
@@ -168,7 +168,7 @@ fn channels(out: &mut impl Write, a: &Analysis, nodes: &HashMap<&str, &Node>) ->
             writeln!(out, "      {:<22} {site}", safe(api))?;
         }
     }
-    more(out, channels.len())
+    more(out, channels.len(), 0)
 }
 
 /// A section listing nodes of one kind with one list attribute.
@@ -192,7 +192,7 @@ fn named_list(
             .unwrap_or_default();
         writeln!(out, "  {} {} {list}", safe(&n.name), at(&n.location))?;
     }
-    more(out, items.len())
+    more(out, items.len(), 0)
 }
 
 fn native_modules(out: &mut impl Write, a: &Analysis) -> io::Result<()> {
@@ -213,13 +213,14 @@ fn native_modules(out: &mut impl Write, a: &Analysis) -> io::Result<()> {
             attr("exports_total")
         )?;
     }
-    more(out, items.len())
+    more(out, items.len(), 0)
 }
 
 fn observations(out: &mut impl Write, a: &Analysis) -> io::Result<()> {
     let mut items: Vec<_> = a.findings.observations.iter().collect();
     items.sort_by_key(|o| o.severity);
-    let total = items.len() as u64 + a.findings.omitted.observations;
+    let omitted = a.findings.omitted.observations;
+    let total = items.len() as u64 + omitted;
     section(out, "Observations", total as usize)?;
     for o in items.iter().take(ROWS) {
         let severity = serde_json::to_value(o.severity).unwrap_or(Value::Null);
@@ -231,12 +232,13 @@ fn observations(out: &mut impl Write, a: &Analysis) -> io::Result<()> {
             safe(&o.message)
         )?;
     }
-    more(out, total as usize)
+    more(out, items.len(), omitted)
 }
 
 fn unknowns(out: &mut impl Write, a: &Analysis) -> io::Result<()> {
     let items = &a.findings.unknowns;
-    let total = items.len() as u64 + a.findings.omitted.unknowns;
+    let omitted = a.findings.omitted.unknowns;
+    let total = items.len() as u64 + omitted;
     section(out, "Unknowns", total as usize)?;
     let mut by_kind: BTreeMap<String, u64> = BTreeMap::new();
     for u in items {
@@ -253,7 +255,7 @@ fn unknowns(out: &mut impl Write, a: &Analysis) -> io::Result<()> {
         let place = u.location.as_ref().map(at).unwrap_or_default();
         writeln!(out, "  {} {place}", safe(&u.message))?;
     }
-    more(out, total as usize)?;
+    more(out, items.len(), omitted)?;
     for l in &a.limitations {
         writeln!(out, "limitation: {}", safe(l))?;
     }
@@ -265,15 +267,25 @@ fn section(out: &mut impl Write, title: &str, count: usize) -> io::Result<()> {
     writeln!(out, "{title} ({count}):")
 }
 
-fn more(out: &mut impl Write, total: usize) -> io::Result<()> {
-    if total > ROWS {
-        writeln!(
+/// What the summary did not show of a list the analysis holds `listed`
+/// entries of, with `omitted` more counted but not kept: `--json` holds
+/// the listed ones only, and the line says exactly that.
+fn more(out: &mut impl Write, listed: usize, omitted: u64) -> io::Result<()> {
+    const MAX_LISTED: usize = rea::javascript::FINDINGS_CAP;
+    let hidden = listed.saturating_sub(ROWS) as u64;
+    match (hidden, omitted) {
+        (0, 0) => Ok(()),
+        (hidden, 0) => writeln!(out, "  … and {hidden} more (rea analyze --json lists them)"),
+        (0, omitted) => writeln!(
             out,
-            "  … and {} more (rea analyze --json has them all)",
-            total - ROWS
-        )?;
+            "  … and {omitted} more, counted but not kept (the analysis keeps at most {MAX_LISTED} per list)"
+        ),
+        (hidden, omitted) => writeln!(
+            out,
+            "  … and {} more: rea analyze --json lists {hidden} of them; {omitted} were counted but not kept (the analysis keeps at most {MAX_LISTED} per list)",
+            hidden + omitted
+        ),
     }
-    Ok(())
 }
 
 fn of_kind(a: &Analysis, kind: NodeKind) -> impl Iterator<Item = &Node> {
@@ -342,5 +354,31 @@ mod tests {
         assert_eq!(safe("a\u{1b}[31mred"), "a\\u{1b}[31mred");
         assert_eq!(safe("x\u{202e}y\u{200b}"), "x\\u{202e}y\\u{200b}");
         assert_eq!(safe("line\nbreak"), "line\\u{a}break");
+    }
+
+    fn more_text(listed: usize, omitted: u64) -> String {
+        let mut out = Vec::new();
+        more(&mut out, listed, omitted).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    /// The summary's count of what it did not show agrees with `--json`:
+    /// what the JSON lists, and what was only counted.
+    #[test]
+    fn the_rest_is_described_as_the_json_holds_it() {
+        assert_eq!(more_text(ROWS, 0), "");
+        assert_eq!(
+            more_text(ROWS + 5, 0),
+            "  … and 5 more (rea analyze --json lists them)\n"
+        );
+        let both = more_text(200, 177);
+        assert!(both.contains("and 357 more"), "{both}");
+        assert!(both.contains("--json lists 180 of them"), "{both}");
+        assert!(both.contains("177 were counted but not kept"), "{both}");
+        let counted = more_text(3, 4);
+        assert!(
+            counted.contains("and 4 more, counted but not kept"),
+            "{counted}"
+        );
     }
 }

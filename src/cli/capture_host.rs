@@ -7,14 +7,16 @@ use std::process::ExitCode;
 use super::CliError;
 
 #[cfg(target_os = "linux")]
-pub fn run() -> Result<ExitCode, CliError> {
-    rea::capture::host::serve().map_err(|e| CliError::Failed(format!("capture host: {e}")))?;
+pub fn run(inherited_descriptors: bool) -> Result<ExitCode, CliError> {
+    rea::capture::host::serve(inherited_descriptors)
+        .map_err(|e| CliError::failed("capture_failed", format!("capture host: {e}")))?;
     Ok(ExitCode::SUCCESS)
 }
 
 #[cfg(not(target_os = "linux"))]
-pub fn run() -> Result<ExitCode, CliError> {
-    Err(CliError::Failed(
+pub fn run(_inherited_descriptors: bool) -> Result<ExitCode, CliError> {
+    Err(CliError::failed(
+        "unsupported_platform",
         rea::capture::CaptureError::Unsupported.to_string(),
     ))
 }

@@ -14,7 +14,7 @@ pub fn run(file: &Path, document: Option<&str>) -> Result<ExitCode, CliError> {
     let started = Instant::now();
     let code = image
         .code_index(index, &|_, _| {})
-        .map_err(|e| CliError::Failed(e.to_string()))?;
+        .map_err(|e| CliError::failed("index_failed", e.to_string()))?;
     let seconds = started.elapsed().as_secs_f64();
     let stats = serde_json::json!({
         "document": image.documents()[index].name,

@@ -48,6 +48,10 @@ struct CaptureArgs {
     /// default nobody.
     #[arg(long = "capture-user", value_name = "USER")]
     user: Option<String>,
+    /// The network captures run in: `isolated` (the default: a new network
+    /// namespace with only loopback) or `host` (the machine's network).
+    #[arg(long = "capture-network", value_name = "MODE", value_parser = parse_network)]
+    network: Option<rea::capture::types::Network>,
     /// Read capture settings from a TOML file (enabled, executable_roots,
     /// working_roots, user); the flags above add to it.
     #[arg(long = "capture-config", value_name = "FILE")]
@@ -68,6 +72,13 @@ enum Command {
         /// under DIR (repeatable). Without it, writing is disabled.
         #[arg(long = "write-root", value_name = "DIR")]
         write_roots: Vec<PathBuf>,
+        /// Refuse to open targets larger than BYTES (default 4 GiB).
+        #[arg(long = "max-target-bytes", value_name = "BYTES", default_value_t = rea::session::DEFAULT_MAX_TARGET_BYTES)]
+        max_target_bytes: u64,
+        /// Stop an open (hashing a target) that runs longer than SECONDS
+        /// (default 600); the previous target stays active.
+        #[arg(long = "call-timeout", value_name = "SECONDS", default_value_t = rea::session::DEFAULT_CALL_TIMEOUT.as_secs())]
+        call_timeout: u64,
         #[command(flatten)]
         capture: CaptureArgs,
     },
@@ -138,7 +149,12 @@ enum Command {
     /// the result as JSON on stdout (started by process capture; stdout
     /// carries that result only).
     #[command(hide = true)]
-    CaptureHost,
+    CaptureHost {
+        /// The executable is descriptor 3 and the working directory
+        /// descriptor 4, opened by the server beneath its roots.
+        #[arg(long)]
+        inherited_descriptors: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -171,13 +187,25 @@ enum LintFormat {
     Github,
 }
 
-/// A CLI failure: printed as `rea: <message>`, exit status 2.
+/// A CLI failure: printed as `rea: [code] message`, exit status 2.
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
-    #[error("{0}")]
+    /// The command line asks for something that cannot be done as asked.
+    #[error("[usage] {0}")]
     Usage(String),
-    #[error("{0}")]
-    Failed(String),
+    /// The command ran and failed; `code` is the same code the MCP tool
+    /// answers, where there is one.
+    #[error("[{code}] {message}")]
+    Failed { code: &'static str, message: String },
+}
+
+impl CliError {
+    pub fn failed(code: &'static str, message: impl Into<String>) -> CliError {
+        CliError::Failed {
+            code,
+            message: message.into(),
+        }
+    }
 }
 
 pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
@@ -186,12 +214,18 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
             prompts_dir,
             read_roots,
             write_roots,
+            max_target_bytes,
+            call_timeout,
             capture,
         } => mcp::run(
             prompts_dir,
             &read_roots,
             &write_roots,
             capture_settings(capture)?,
+            rea::session::OpenPolicy {
+                max_target_bytes,
+                call_timeout: std::time::Duration::from_secs(call_timeout.max(1)),
+            },
         ),
         Command::Prompts { command } => match command {
             PromptsCommand::List => prompts::list(),
@@ -222,12 +256,24 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
             settings,
             file,
         } => radare2_host::run(&libr, &settings, &file),
-        Command::CaptureHost => capture_host::run(),
+        Command::CaptureHost {
+            inherited_descriptors,
+        } => capture_host::run(inherited_descriptors),
     }
 }
 
 /// The capture settings of `rea mcp`: the config file (if any) with the
 /// flags on top.
+fn parse_network(text: &str) -> Result<rea::capture::types::Network, String> {
+    match text {
+        "isolated" => Ok(rea::capture::types::Network::Isolated),
+        "host" => Ok(rea::capture::types::Network::Host),
+        other => Err(format!(
+            "`{other}` is not a network mode; use isolated or host"
+        )),
+    }
+}
+
 fn capture_settings(args: CaptureArgs) -> Result<CaptureSettings, CliError> {
     let from_file = match &args.config {
         Some(path) => {
@@ -240,5 +286,6 @@ fn capture_settings(args: CaptureArgs) -> Result<CaptureSettings, CliError> {
         executable_roots: args.executable_roots,
         working_roots: args.working_roots,
         user: args.user,
+        network: args.network,
     }))
 }

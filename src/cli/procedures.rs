@@ -4,6 +4,7 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
+use rea::artifacts::{self, ArtifactFormat};
 use rea::providers::native::NativeImage;
 use rea::session::{ReadRoots, admission};
 
@@ -16,7 +17,7 @@ pub fn run(file: &Path, document: Option<&str>, symbols_only: bool) -> Result<Ex
     } else {
         image.inventory(index)
     }
-    .map_err(|e| CliError::Failed(e.to_string()))?;
+    .map_err(|e| CliError::failed("inventory_failed", e.to_string()))?;
     let stdout = std::io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut hex = String::with_capacity(20);
@@ -37,13 +38,19 @@ pub fn run(file: &Path, document: Option<&str>, symbols_only: bool) -> Result<Ex
             if e.kind() == std::io::ErrorKind::BrokenPipe {
                 return Ok(ExitCode::SUCCESS);
             }
-            return Err(CliError::Failed(format!("cannot write: {e}")));
+            return Err(CliError::failed(
+                "write_failed",
+                format!("cannot write: {e}"),
+            ));
         }
     }
     if let Err(e) = out.flush()
         && e.kind() != std::io::ErrorKind::BrokenPipe
     {
-        return Err(CliError::Failed(format!("cannot write: {e}")));
+        return Err(CliError::failed(
+            "write_failed",
+            format!("cannot write: {e}"),
+        ));
     }
     if inventory.truncated {
         eprintln!("rea: inventory truncated at its cap; higher addresses were not listed");
@@ -59,9 +66,28 @@ pub(super) fn open_document(
     document: Option<&str>,
 ) -> Result<(NativeImage, usize), CliError> {
     let admitted = admission::admit(file, &ReadRoots::default())
-        .map_err(|e| CliError::Failed(e.to_string()))?;
-    let image = NativeImage::from_file(&admitted.file, &admitted.file_path)
-        .map_err(|e| CliError::Failed(e.to_string()))?;
+        .map_err(|e| CliError::failed(e.code(), format!("{e}. {}", e.remediation())))?;
+    // An archive is an artifact target, as `rea doctor` says: it has no
+    // code documents to list.
+    if admitted.bundle.is_none()
+        && let Ok(Some(format @ (ArtifactFormat::Zip | ArtifactFormat::Ar | ArtifactFormat::Asar))) =
+            artifacts::sniff(&admitted.file)
+    {
+        return Err(CliError::failed(
+            "no_code_documents",
+            format!(
+                "{} is a {} archive: it opens as an artifact target, with no code documents. \
+                 List its contents with inspect_artifact (after open_binary), or name one of its \
+                 binaries.",
+                file.display(),
+                format.as_str()
+            ),
+        ));
+    }
+    let image = NativeImage::from_file(&admitted.file, &admitted.file_path).map_err(|e| {
+        let tool = rea::tools::ToolError::from(rea::session::SessionError::Provider(e));
+        CliError::failed(tool.code, format!("{}. {}", tool.message, tool.remediation))
+    })?;
     let index = match document {
         Some(d) => image
             .document_index(d)

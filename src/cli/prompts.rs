@@ -12,10 +12,13 @@ use super::{CliError, LintFormat};
 
 fn catalog() -> Result<std::sync::Arc<LoadedCatalog>, CliError> {
     LoadedCatalog::embedded().map_err(|d| {
-        CliError::Failed(format!(
-            "the embedded prompt catalog does not validate (a broken build): {}",
-            d.first().map(ToString::to_string).unwrap_or_default()
-        ))
+        CliError::failed(
+            "catalog_invalid",
+            format!(
+                "the embedded prompt catalog does not validate (a broken build): {}",
+                d.first().map(ToString::to_string).unwrap_or_default()
+            ),
+        )
     })
 }
 
@@ -51,10 +54,10 @@ pub fn show(name: &str) -> Result<ExitCode, CliError> {
     let name = prompt_name(name)?;
     let catalog = catalog()?;
     let Some(spec) = catalog.spec(name) else {
-        return Err(CliError::Failed(format!(
-            "prompt `{}` missing from the catalog",
-            name.as_str()
-        )));
+        return Err(CliError::failed(
+            "catalog_invalid",
+            format!("prompt `{}` missing from the catalog", name.as_str()),
+        ));
     };
     println!("{} — {}\n", spec.name, spec.title);
     println!(
@@ -80,17 +83,22 @@ pub fn render(name: &str, args: &[String]) -> Result<ExitCode, CliError> {
         let (key, value) = arg
             .split_once('=')
             .ok_or_else(|| CliError::Usage(format!("--arg {arg:?} is not NAME=VALUE")))?;
-        map.insert(
+        let previous = map.insert(
             key.to_string(),
             serde_json::Value::String(value.to_string()),
         );
+        if previous.is_some() {
+            return Err(CliError::Usage(format!(
+                "--arg {key}= is given more than once; give each argument once"
+            )));
+        }
     }
     let parsed = name
         .parse_arguments(&map)
         .map_err(|e| CliError::Usage(format!("invalid arguments for `{}`: {e}", name.as_str())))?;
     let text = catalog()?
         .render(&parsed)
-        .map_err(|e| CliError::Failed(format!("rendering failed: {e}")))?;
+        .map_err(|e| CliError::failed("render_failed", format!("rendering failed: {e}")))?;
     print!("{text}");
     Ok(ExitCode::SUCCESS)
 }

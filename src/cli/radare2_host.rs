@@ -16,6 +16,6 @@ pub fn run(libr: &Path, settings: &[String], file: &Path) -> Result<ExitCode, Cl
         settings,
         file,
     })
-    .map_err(|e| CliError::Failed(e.to_string()))?;
+    .map_err(|e| CliError::failed("radare2_host_failed", e.to_string()))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -39,8 +39,7 @@ impl OpenError {
     pub fn remediation(&self) -> String {
         match self {
             OpenError::NotFound { .. } => {
-                "Check the path; relative paths resolve against the server's working directory."
-                    .into()
+                "Check the path; a relative path resolves against rea's working directory.".into()
             }
             OpenError::OutsideRoots { label, .. } => format!(
                 "Choose a path under one of the {label} roots, or ask the operator to add a --{label}-root."

@@ -135,6 +135,37 @@ impl ConfinedFile {
         Ok(bytes)
     }
 
+    /// The lowercase hex sha256 of the whole file, read in 1 MiB positioned
+    /// chunks. `on_chunk(done, total)` runs after each; when it returns
+    /// false the hashing stops and the answer is `None`.
+    pub fn sha256(&self, on_chunk: &mut dyn FnMut(u64, u64) -> bool) -> io::Result<Option<String>> {
+        use sha2::{Digest, Sha256};
+        const CHUNK: usize = 1 << 20;
+        let mut hasher = Sha256::new();
+        let mut buffer = vec![0u8; CHUNK];
+        let mut done = 0u64;
+        loop {
+            let n = match self.file.read_at(&mut buffer, done) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            hasher.update(&buffer[..n]);
+            done += n as u64;
+            if !on_chunk(done, self.size.max(done)) {
+                return Ok(None);
+            }
+        }
+        let digest = hasher.finalize();
+        let mut text = String::with_capacity(64);
+        for byte in digest {
+            use std::fmt::Write as _;
+            let _ = write!(text, "{byte:02x}");
+        }
+        Ok(Some(text))
+    }
+
     /// A read-only map of the file.
     pub fn map(&self) -> io::Result<memmap2::Mmap> {
         // SAFETY: the map is read-only and private to this process. If
@@ -262,8 +293,14 @@ impl ConfinedDir {
         if rel.as_os_str().is_empty() {
             self.shown.clone()
         } else {
-            format!("{}/{}", self.shown.trim_end_matches('/'), rel.display())
+            let joined = format!("{}/{}", self.shown.trim_end_matches('/'), rel.display());
+            crate::text::excerpt(&joined, crate::text::PATH_CHARS)
         }
+    }
+
+    /// The directory's descriptor, for handing to another process.
+    pub fn into_fd(self) -> std::os::fd::OwnedFd {
+        self.dir.into_std_file().into()
     }
 
     pub fn try_clone(&self) -> io::Result<ConfinedDir> {
@@ -387,6 +424,18 @@ impl ConfinedDir {
     /// Whether `name` exists here (without following a final symlink).
     pub fn entry_exists(&self, name: &OsStr) -> bool {
         self.dir.symlink_metadata(name).is_ok()
+    }
+}
+
+impl std::os::fd::AsFd for ConfinedFile {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.file.as_fd()
+    }
+}
+
+impl std::os::fd::AsFd for ConfinedDir {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.dir.as_fd()
     }
 }
 

@@ -15,8 +15,9 @@
 //! directory is refused without blocking. Walks continue relative to
 //! opened directory handles.
 //!
-//! The ground floor: this module imports nothing of the project. Errors
-//! name the path as the caller gave it and what was wrong with it, never
+//! The ground floor: this module imports nothing of the project but the
+//! ground-floor `text`. Errors name the path as the caller gave it (its
+//! first characters) and what was wrong with it, never
 //! bytes read from a file.
 
 mod error;

@@ -10,6 +10,7 @@ use cap_std::fs::Dir;
 
 use super::handle::{self, ConfinedDir, Node};
 use super::{ConfinedFile, OpenError};
+use crate::text::{PATH_CHARS, excerpt};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{label} root {path} cannot be used: {reason}")]
@@ -165,7 +166,7 @@ impl Roots {
     /// anywhere when no root is set. Symlinks inside a root are followed
     /// while they stay inside it.
     pub fn open_path(&self, path: &Path) -> Result<Node, OpenError> {
-        let shown = path.display().to_string();
+        let shown = excerpt(&path.display().to_string(), PATH_CHARS);
         if !self.is_confined() {
             return handle::open_ambient(path, shown);
         }
@@ -188,7 +189,7 @@ impl Roots {
     /// final name: where a file is to be created. The final component
     /// must be a plain name.
     pub fn open_parent(&self, path: &Path) -> Result<(ConfinedDir, std::ffi::OsString), OpenError> {
-        let shown = path.display().to_string();
+        let shown = excerpt(&path.display().to_string(), PATH_CHARS);
         let absolute = std::path::absolute(path).map_err(|e| OpenError::NotFound {
             path: shown.clone(),
             reason: e.to_string(),
@@ -205,7 +206,8 @@ impl Roots {
                 .open_with(&rest, FollowSymlinks::Yes, self.label, &self.listed())?
                 .into_dir()?
         } else {
-            handle::open_ambient(parent, parent.display().to_string())?.into_dir()?
+            handle::open_ambient(parent, excerpt(&parent.display().to_string(), PATH_CHARS))?
+                .into_dir()?
         };
         Ok((dir, name.to_owned()))
     }

@@ -187,6 +187,12 @@ fn coverage(
         if !is_source(&f.path) {
             continue;
         }
+        // A file refused reading (a limit, an unsafe place) is a refusal,
+        // not a parse outcome.
+        if f.not_read.is_some() {
+            c.entries_refused += 1;
+            continue;
+        }
         let (ok, errors) = match parsed.get(&i) {
             Some(Parsed::Module(m)) => {
                 skipped |= m.facts_omitted > 0 || m.parse.walk_truncated;

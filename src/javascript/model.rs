@@ -619,12 +619,13 @@ pub struct Coverage {
     pub files_seen: u64,
     /// JavaScript/TypeScript files and HTML pages parsed.
     pub files_parsed: u64,
-    /// Source files listed but not parsed (size, encoding, nesting, limits).
+    /// Source files read but not parsed (encoding, nesting, parser failure).
     pub files_not_parsed: u64,
     /// Files parsed with at least one parser diagnostic.
     pub files_with_errors: u64,
     pub bytes_read: u64,
-    /// Entries refused (escaping paths, out-of-archive data, symlinks).
+    /// Entries refused (escaping paths, out-of-archive data, symlinks), and
+    /// source files refused reading (a size limit, an unsafe location).
     pub entries_refused: u64,
     /// The limit that stopped the analysis, if one did.
     pub stopped_by: Option<String>,

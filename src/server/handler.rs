@@ -4,6 +4,7 @@
 use crate::session::evidence::{EXCERPT_CHARS, excerpt};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
@@ -21,7 +22,7 @@ use crate::catalog::generated::prompts::PromptName;
 use crate::catalog::spec::Effect;
 use crate::catalog::suggest;
 use crate::completion::{self, Answer};
-use crate::session::Session;
+use crate::session::{Interruption, Session, Watch};
 use crate::tools::{self, ToolName};
 
 static CONNECTIONS: AtomicU64 = AtomicU64::new(1);
@@ -44,7 +45,8 @@ impl ReaServer {
     pub fn new(hub: Arc<Hub>) -> ReaServer {
         let session = Session::new(hub.read_roots().clone(), hub.deep_providers())
             .with_write_roots(hub.write_roots().clone())
-            .with_capture_policy(hub.capture_policy().clone());
+            .with_capture_policy(hub.capture_policy().clone())
+            .with_open_policy(hub.open_policy());
         ReaServer {
             hub,
             session: Arc::new(Mutex::new(session)),
@@ -282,13 +284,34 @@ impl ServerHandler for ReaServer {
         let arguments = request.arguments.unwrap_or_default();
         let session = self.session.clone();
         let (progress, forwarder) = progress_forwarder(&context);
+        let cancelled = context.ct.clone();
+        let deadline = self.hub.open_policy().call_timeout;
         let output = tokio::task::spawn_blocking(move || {
-            let mut session = session.lock().unwrap_or_else(|p| p.into_inner());
             let report = |done: u64, total: u64| {
                 if let Some(sender) = &progress {
                     let _ = sender.send((done, total));
                 }
             };
+            if tool == ToolName::OpenBinary {
+                // Opening hashes the whole file: it runs without the
+                // session lock, and stops on cancellation or the deadline.
+                let started = Instant::now();
+                let interrupted = || {
+                    if cancelled.is_cancelled() {
+                        Some(Interruption::Cancelled)
+                    } else if started.elapsed() > deadline {
+                        Some(Interruption::TimedOut(deadline))
+                    } else {
+                        None
+                    }
+                };
+                let watch = Watch {
+                    progress: &report,
+                    interrupted: &interrupted,
+                };
+                return tools::call_open_binary(arguments, &session, &watch);
+            }
+            let mut session = session.lock().unwrap_or_else(|p| p.into_inner());
             tools::call(tool, arguments, &mut session, &report)
         })
         .await

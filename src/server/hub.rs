@@ -13,7 +13,7 @@ use rmcp::service::{Peer, RoleServer, SubscriptionSink};
 
 use crate::catalog::render::LoadedCatalog;
 use crate::catalog::validate::Diagnostic;
-use crate::session::{CapturePolicy, DeepProviders, Policies, ReadRoots, WriteRoots};
+use crate::session::{CapturePolicy, DeepProviders, OpenPolicy, Policies, ReadRoots, WriteRoots};
 
 #[derive(Clone)]
 enum Listener {
@@ -78,6 +78,10 @@ impl Hub {
 
     pub fn capture_policy(&self) -> &CapturePolicy {
         &self.policies.capture
+    }
+
+    pub fn open_policy(&self) -> OpenPolicy {
+        self.policies.open
     }
 
     pub fn deep_providers(&self) -> Arc<DeepProviders> {

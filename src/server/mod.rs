@@ -7,6 +7,7 @@
 mod handler;
 pub mod hub;
 pub mod reload;
+pub mod stdio;
 
 pub use handler::ReaServer;
 pub use hub::Hub;

@@ -13,6 +13,10 @@ use std::path::{Path, PathBuf};
 
 use crate::confined::{ConfinedDir, ConfinedFile, Node, OpenError, Roots};
 
+/// What `open_binary`, `rea doctor` and `rea analyze` say of a directory
+/// that is neither an `.app` bundle nor an application.
+pub const NO_ANALYSIS_APPLIES: &str = "no analysis applies to it: it is neither a macOS .app bundle nor a JavaScript application (no package.json, JavaScript, HTML or .asar file near its top)";
+
 /// Bound on the Info.plist we are willing to parse.
 pub(crate) const MAX_PLIST_BYTES: u64 = 1 << 20;
 
@@ -22,7 +26,7 @@ pub enum AdmissionError {
     Open(#[from] OpenError),
     #[error("{path} is a directory, not a binary target{}", match available_action {
         Some(a) => format!("; it looks like a JavaScript application: analyze it with {} (input_path) or `{}`", a.tool, a.cli),
-        None => "; no analysis applies to it: it is neither a macOS .app bundle nor a JavaScript application (no package.json, JavaScript, HTML or .asar file near its top)".to_string(),
+        None => format!("; {NO_ANALYSIS_APPLIES}"),
     })]
     NotABinaryTarget {
         path: String,

@@ -7,15 +7,12 @@
 //! use and kept for the target's lifetime, keyed by its limits, so paging
 //! through a large artifact walks it once.
 
-use std::io::Read;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use crate::confined::{ConfinedDir, ConfinedFile};
 
-use sha2::{Digest, Sha256};
-
-use super::evidence::{Subject, hex};
+use super::evidence::Subject;
 use crate::artifacts::{self, ArtifactError, ArtifactFormat, Inspection, Limits};
 
 /// How many inspections (distinct limit sets) a target keeps.
@@ -47,28 +44,27 @@ pub struct ArtifactTarget {
 }
 
 impl ArtifactTarget {
-    /// `sha256` is the root file's digest when the caller already has it
-    /// (the code view hashes the same file), so it is read once.
+    /// `sha256` is the root file's digest (the opener hashed the same
+    /// descriptor); a bundle directory has none.
     pub(crate) fn new(
         root: ArtifactRoot,
         path: PathBuf,
         format: ArtifactFormat,
         sha256: Option<String>,
-    ) -> Result<ArtifactTarget, ArtifactError> {
-        let file_sha256 = match (&root, sha256) {
-            (ArtifactRoot::Bundle(_), _) => None,
-            (ArtifactRoot::File { .. }, Some(known)) => Some(known),
-            (ArtifactRoot::File { file, .. }, None) => Some(file_sha256(file)?),
+    ) -> ArtifactTarget {
+        let file_sha256 = match &root {
+            ArtifactRoot::Bundle(_) => None,
+            ArtifactRoot::File { .. } => sha256,
         };
         let display = path.display().to_string();
-        Ok(ArtifactTarget {
+        ArtifactTarget {
             root,
             path,
             display,
             format,
             file_sha256,
             inspections: Mutex::new(Vec::new()),
-        })
+        }
     }
 
     /// Whether the artifact has documents the code tools can read.
@@ -130,20 +126,4 @@ fn io(file: &ConfinedFile, e: std::io::Error) -> ArtifactError {
         path: file.shown().to_string(),
         reason: e.to_string(),
     }
-}
-
-/// Streams an opened file through sha256.
-pub(crate) fn file_sha256(file: &ConfinedFile) -> Result<String, ArtifactError> {
-    let io = |e: std::io::Error| io(file, e);
-    let mut file = file.reader();
-    let mut hasher = Sha256::new();
-    let mut buffer = vec![0u8; 1 << 16];
-    loop {
-        let n = file.read(&mut buffer).map_err(io)?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buffer[..n]);
-    }
-    Ok(hex(&hasher.finalize()))
 }

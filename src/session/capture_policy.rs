@@ -13,7 +13,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::evidence::{EXCERPT_CHARS, excerpt};
-use super::policy::canonical_dirs;
+use crate::capture::types::Network;
+use crate::confined::{ConfinedDir, ConfinedFile, Node, OpenError, Roots};
 
 /// Largest capture config file and `/etc/passwd` read.
 const MAX_SETTINGS_BYTES: u64 = 1 << 20;
@@ -31,6 +32,8 @@ pub struct CaptureSettings {
     pub working_roots: Vec<PathBuf>,
     /// A user name from `/etc/passwd`, or `UID:GID`.
     pub user: Option<String>,
+    /// `isolated` (the default) or `host`.
+    pub network: Option<Network>,
 }
 
 impl CaptureSettings {
@@ -52,6 +55,9 @@ impl CaptureSettings {
         self.working_roots.extend(flags.working_roots);
         if flags.user.is_some() {
             self.user = flags.user;
+        }
+        if flags.network.is_some() {
+            self.network = flags.network;
         }
         self
     }
@@ -90,14 +96,18 @@ pub enum CapturePathError {
         path: String,
         reason: String,
     },
-    #[error("{field} {path} resolves to {real}, outside the operator's {which} roots ({roots})")]
+    #[error("{field} {path} is outside the operator's {which} roots ({roots})")]
     OutsideRoots {
         field: &'static str,
         path: String,
-        real: String,
         which: &'static str,
         roots: String,
     },
+    /// A script whose `#!` interpreter (chain) is not an absolute path
+    /// inside the executable roots. The interpreter's name is not quoted:
+    /// it was read from the file.
+    #[error("executable {path} is a script whose #! interpreter {reason}")]
+    Interpreter { path: String, reason: String },
     #[error("{field} {path} is not {expected}")]
     WrongKind {
         field: &'static str,
@@ -110,9 +120,10 @@ pub enum CapturePathError {
 #[derive(Debug, Clone, Default)]
 pub struct CapturePolicy {
     enabled: bool,
-    executable_roots: Vec<PathBuf>,
-    working_roots: Vec<PathBuf>,
+    executable_roots: Roots,
+    working_roots: Roots,
     run_as: Option<RunAs>,
+    network: Network,
     /// The `rea` binary that serves `capture-host`; `None` is this process's
     /// own executable (right for `rea mcp`; in-process servers in tests name
     /// the built binary).
@@ -138,14 +149,14 @@ impl CapturePolicy {
         if !settings.enabled {
             return Ok(CapturePolicy::default());
         }
-        let executable_roots = canonical_roots(&settings.executable_roots)?;
-        let working_roots = canonical_roots(&settings.working_roots)?;
-        if executable_roots.is_empty() {
+        let executable_roots = opened_roots("executable", &settings.executable_roots)?;
+        let working_roots = opened_roots("working", &settings.working_roots)?;
+        if !executable_roots.is_confined() {
             return Err(CapturePolicyError::MissingRoots {
                 which: "executable",
             });
         }
-        if working_roots.is_empty() {
+        if !working_roots.is_confined() {
             return Err(CapturePolicyError::MissingRoots { which: "working" });
         }
         let run_as = match (running_as_root(), settings.user) {
@@ -165,6 +176,7 @@ impl CapturePolicy {
             executable_roots,
             working_roots,
             run_as,
+            network: settings.network.unwrap_or_default(),
             host: None,
         })
     }
@@ -177,10 +189,16 @@ impl CapturePolicy {
         self.run_as.as_ref()
     }
 
+    /// The network captures run in.
+    pub fn network(&self) -> Network {
+        self.network
+    }
+
     /// What `binary_session` reports.
     pub fn status(&self) -> Value {
-        let shown = |roots: &[PathBuf]| {
+        let shown = |roots: &Roots| {
             roots
+                .paths()
                 .iter()
                 .map(|r| r.display().to_string())
                 .collect::<Vec<_>>()
@@ -190,6 +208,7 @@ impl CapturePolicy {
             "executable_roots": shown(&self.executable_roots),
             "working_roots": shown(&self.working_roots),
             "run_as": self.run_as,
+            "network": self.network.as_str(),
             "reason": if self.enabled {
                 "enabled by the operator; every call also needs approved: true"
             } else {
@@ -214,74 +233,132 @@ impl CapturePolicy {
         missing
     }
 
-    /// Resolves an executable (every symlink followed) inside the
-    /// executable roots; it must be a regular file.
-    pub fn executable(&self, path: &str) -> Result<PathBuf, CapturePathError> {
-        let real = confine(path, "executable", "executable", &self.executable_roots)?;
-        if real.is_file() {
-            Ok(real)
-        } else {
-            Err(CapturePathError::WrongKind {
-                field: "executable",
-                path: excerpt(path, EXCERPT_CHARS),
-                expected: "a regular file",
-            })
-        }
+    /// Opens an executable once, beneath the executable roots (symlinks
+    /// followed only while they stay inside); it must be a regular file.
+    /// A script's `#!` interpreter, and that interpreter's own, must be
+    /// absolute paths inside the executable roots too.
+    pub fn executable(&self, path: &str) -> Result<(PathBuf, ConfinedFile), CapturePathError> {
+        let (absolute, node) = open_in(path, "executable", &self.executable_roots)?;
+        let file = node.into_file().map_err(|_| CapturePathError::WrongKind {
+            field: "executable",
+            path: excerpt(path, EXCERPT_CHARS),
+            expected: "a regular file",
+        })?;
+        self.check_interpreters(path, &file)?;
+        Ok((absolute, file))
     }
 
-    /// Resolves a working directory inside the working roots.
-    pub fn working_directory(&self, path: &str) -> Result<PathBuf, CapturePathError> {
-        let real = confine(path, "working_directory", "working", &self.working_roots)?;
-        if real.is_dir() {
-            Ok(real)
-        } else {
-            Err(CapturePathError::WrongKind {
-                field: "working_directory",
-                path: excerpt(path, EXCERPT_CHARS),
-                expected: "a directory",
-            })
+    /// Follows the `#!` chain of `file` (at most [`MAX_INTERPRETER_DEPTH`]
+    /// scripts, as the kernel does), opening each interpreter beneath the
+    /// executable roots.
+    fn check_interpreters(&self, path: &str, file: &ConfinedFile) -> Result<(), CapturePathError> {
+        let refuse = |reason: &str| CapturePathError::Interpreter {
+            path: excerpt(path, EXCERPT_CHARS),
+            reason: reason.to_string(),
+        };
+        let mut current = file.try_clone().map_err(|_| refuse("cannot be read"))?;
+        for _ in 0..MAX_INTERPRETER_DEPTH {
+            let head = current
+                .prefix(SHEBANG_BYTES)
+                .map_err(|_| refuse("cannot be read"))?;
+            let Some(interpreter) = shebang_interpreter(&head) else {
+                return Ok(());
+            };
+            let interpreter = interpreter.ok_or_else(|| refuse("is not an absolute path"))?;
+            current = match self.executable_roots.open_file(&interpreter) {
+                Ok(f) => f,
+                Err(OpenError::OutsideRoots { .. }) => {
+                    return Err(refuse(
+                        "lies outside the operator's executable roots; install the interpreter \
+                         under an executable root or run a binary",
+                    ));
+                }
+                Err(_) => return Err(refuse("cannot be opened as a regular file")),
+            };
         }
+        Err(refuse("chain is deeper than the kernel follows"))
+    }
+
+    /// Opens a working directory once, beneath the working roots.
+    pub fn working_directory(
+        &self,
+        path: &str,
+    ) -> Result<(PathBuf, ConfinedDir), CapturePathError> {
+        let (absolute, node) = open_in(path, "working_directory", &self.working_roots)?;
+        let dir = node.into_dir().map_err(|_| CapturePathError::WrongKind {
+            field: "working_directory",
+            path: excerpt(path, EXCERPT_CHARS),
+            expected: "a directory",
+        })?;
+        Ok((absolute, dir))
     }
 }
 
-fn confine(
+/// Scripts the kernel follows before refusing (`BINPRM_MAX_RECURSION`).
+const MAX_INTERPRETER_DEPTH: usize = 4;
+/// The kernel reads this much of a script's first line.
+const SHEBANG_BYTES: u64 = 256;
+
+/// `None` when `head` is not a script; `Some(None)` when its interpreter is
+/// not an absolute path; else the interpreter's path.
+fn shebang_interpreter(head: &[u8]) -> Option<Option<PathBuf>> {
+    let rest = head.strip_prefix(b"#!")?;
+    let line = rest.split(|&b| b == b'\n').next().unwrap_or(rest);
+    let line = line
+        .iter()
+        .position(|&b| b != b' ' && b != b'\t')
+        .map_or(&[][..], |start| &line[start..]);
+    let end = line
+        .iter()
+        .position(|&b| b == b' ' || b == b'\t' || b == b'\0')
+        .unwrap_or(line.len());
+    let name = &line[..end];
+    use std::os::unix::ffi::OsStrExt;
+    Some((name.first() == Some(&b'/')).then(|| PathBuf::from(std::ffi::OsStr::from_bytes(name))))
+}
+
+/// Opens `path` (absolute) once beneath `roots`.
+fn open_in(
     path: &str,
     field: &'static str,
-    which: &'static str,
-    roots: &[PathBuf],
-) -> Result<PathBuf, CapturePathError> {
+    roots: &Roots,
+) -> Result<(PathBuf, Node), CapturePathError> {
     let shown = excerpt(path, EXCERPT_CHARS);
     if !Path::new(path).is_absolute() {
         return Err(CapturePathError::Relative { field, path: shown });
     }
-    let real = Path::new(path)
-        .canonicalize()
-        .map_err(|e| CapturePathError::Unresolvable {
-            field,
-            path: shown.clone(),
-            reason: e.to_string(),
-        })?;
-    if roots.iter().any(|root| real.starts_with(root)) {
-        Ok(real)
-    } else {
-        Err(CapturePathError::OutsideRoots {
+    match roots.open_path(Path::new(path)) {
+        Ok(node) => Ok((PathBuf::from(path), node)),
+        Err(OpenError::OutsideRoots { roots: listed, .. }) => Err(CapturePathError::OutsideRoots {
             field,
             path: shown,
-            real: excerpt(&real.display().to_string(), EXCERPT_CHARS),
-            which,
-            roots: roots
-                .iter()
-                .map(|r| r.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-        })
+            which: roots.label(),
+            roots: listed,
+        }),
+        Err(OpenError::NotRegular { .. }) => Err(CapturePathError::WrongKind {
+            field,
+            path: shown,
+            expected: if field == "executable" {
+                "a regular file"
+            } else {
+                "a directory"
+            },
+        }),
+        Err(e) => Err(CapturePathError::Unresolvable {
+            field,
+            path: shown,
+            reason: match e {
+                OpenError::NotFound { reason, .. } | OpenError::Io { reason, .. } => reason,
+                other => other.code().to_string(),
+            },
+        }),
     }
 }
 
-fn canonical_roots(roots: &[PathBuf]) -> Result<Vec<PathBuf>, CapturePolicyError> {
-    canonical_dirs(roots, |path, reason| CapturePolicyError::BadRoot {
-        path,
-        reason,
+fn opened_roots(label: &'static str, roots: &[PathBuf]) -> Result<Roots, CapturePolicyError> {
+    Roots::open(label, roots).map_err(|e| CapturePolicyError::BadRoot {
+        path: e.path,
+        reason: e.reason,
     })
 }
 
@@ -363,6 +440,7 @@ mod tests {
             } else {
                 None
             },
+            network: None,
         }
     }
 
@@ -401,8 +479,9 @@ mod tests {
         std::os::unix::fs::symlink(&outside, exec_root.join("escape")).unwrap();
         let policy = CapturePolicy::new(enabled(&exec_root, &work_root)).unwrap();
 
-        let real = policy.executable(program.to_str().unwrap()).unwrap();
-        assert_eq!(real, program.canonicalize().unwrap());
+        std::fs::write(&program, b"\x7fELF-not-a-script").unwrap();
+        let (path, _file) = policy.executable(program.to_str().unwrap()).unwrap();
+        assert_eq!(path, program);
         assert!(matches!(
             policy.executable("bin/tool"),
             Err(CapturePathError::Relative { .. })
@@ -429,6 +508,21 @@ mod tests {
             policy.working_directory(program.to_str().unwrap()),
             Err(CapturePathError::OutsideRoots { .. })
         ));
+        // A script's interpreter must be inside the executable roots too.
+        std::fs::write(&program, b"#!/bin/sh\necho hi\n").unwrap();
+        let err = policy.executable(program.to_str().unwrap()).unwrap_err();
+        assert!(matches!(err, CapturePathError::Interpreter { .. }), "{err}");
+        assert!(!err.to_string().contains("/bin/sh"), "never quoted: {err}");
+        std::fs::write(exec_root.join("interp"), b"\x7fELF").unwrap();
+        let inside = format!("#!  {}/interp -x\n", exec_root.display());
+        std::fs::write(&program, inside).unwrap();
+        assert!(policy.executable(program.to_str().unwrap()).is_ok());
+        std::fs::write(&program, b"#!sh\n").unwrap();
+        assert!(policy.executable(program.to_str().unwrap()).is_err());
+        // A chain that loops never ends the kernel's way either.
+        std::fs::write(&program, format!("#!{}\n", program.display())).unwrap();
+        let err = policy.executable(program.to_str().unwrap()).unwrap_err();
+        assert!(err.to_string().contains("deeper"), "{err}");
         let huge = format!("/{}", "a".repeat(100_000));
         let message = policy.executable(&huge).unwrap_err().to_string();
         assert!(message.len() < 2_000, "hostile paths are quoted in part");

@@ -265,15 +265,7 @@ pub fn schema_error(e: &serde_json::Error) -> String {
     }
 }
 
-/// `text` as an error message may repeat it: at most `max` characters, with
-/// `…` when cut. Messages quote what they refuse, and what they refuse may
-/// be megabytes of hostile input.
-pub fn excerpt(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_owned(),
-    }
-}
+pub use crate::text::excerpt;
 
 /// Whether `s` has the shape of an Evidence ID.
 pub fn is_evidence_id(s: &str) -> bool {

@@ -23,6 +23,7 @@ pub mod unknowns;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use serde::Serialize;
 
@@ -186,6 +187,8 @@ pub struct Session {
     write_roots: WriteRoots,
     /// Whether and where processes may be run (off by default).
     capture: CapturePolicy,
+    /// Size and time limits on opening targets.
+    open_policy: OpenPolicy,
 }
 
 /// The operator's policies every session of a server runs under.
@@ -194,9 +197,11 @@ pub struct Policies {
     pub read_roots: ReadRoots,
     pub write_roots: WriteRoots,
     pub capture: CapturePolicy,
+    pub open: OpenPolicy,
 }
 
 /// What [`Session::open`] opened.
+#[derive(Clone)]
 pub struct Opened {
     pub artifact: Arc<ArtifactTarget>,
     /// The code view; `None` for an archive.
@@ -232,6 +237,11 @@ pub enum SessionError {
     Write(#[from] WriteError),
     #[error(transparent)]
     Bundle(#[from] BundleError),
+    #[error("{}", match .0 {
+        Interruption::Cancelled => "the client cancelled the request; the previous target stays active".to_string(),
+        Interruption::TimedOut(limit) => format!("the call ran past the operator's deadline of {} s and stopped; the previous target stays active", limit.as_secs()),
+    })]
+    Interrupted(Interruption),
 }
 
 impl Session {
@@ -251,6 +261,12 @@ impl Session {
 
     pub fn write_roots(&self) -> &WriteRoots {
         &self.write_roots
+    }
+
+    /// The session with the operator's limits on opening targets.
+    pub fn with_open_policy(mut self, open_policy: OpenPolicy) -> Session {
+        self.open_policy = open_policy;
+        self
     }
 
     /// The session with the operator's process-capture policy.
@@ -307,15 +323,152 @@ impl Session {
         self.target.as_ref().map(|_| self.current_document)
     }
 
+    /// What opening a target needs, without the session: an open can then
+    /// run (hashing, mapping) while the session keeps answering.
+    pub fn opener(&self) -> Opener {
+        Opener {
+            read_roots: self.read_roots.clone(),
+            deep: self.deep.clone(),
+            policy: self.open_policy,
+        }
+    }
+
     /// Opens `path` and makes it the active target. On failure the previous
-    /// target stays active.
+    /// target stays active. See [`Opener::open`].
+    pub fn open(&mut self, path: &Path, provider_id: Option<&str>) -> Result<Opened, SessionError> {
+        let opened = self.opener().open(path, provider_id, &Watch::quiet())?;
+        self.install(&opened);
+        Ok(opened)
+    }
+
+    /// Makes an opened target the active one (the ledger stays).
+    pub fn install(&mut self, opened: &Opened) {
+        self.artifact = Some(opened.artifact.clone());
+        self.target = opened.binary.clone();
+        self.current_document = 0;
+    }
+
+    /// Closes the target and clears everything the session owns: the
+    /// ledger takes the residual-unknown registry with it.
+    ///
+    /// Works with nothing open too, so a ledger filled by an import can
+    /// always be cleared. Returns the path of the target that was open.
+    pub fn close(&mut self) -> Option<String> {
+        let artifact = self.artifact.take();
+        self.target = None;
+        self.ledger = Ledger::default();
+        self.current_document = 0;
+        artifact.map(|a| a.display.clone())
+    }
+
+    /// Resolves an optional document name to an index (default: current).
+    pub fn document_index(&self, name: Option<&str>) -> Result<usize, SessionError> {
+        let target = self.require_target()?;
+        match name {
+            Some(name) => Ok(target.image.document_index(name)?),
+            None => Ok(self.current_document),
+        }
+    }
+
+    pub fn set_current_document(&mut self, name: &str) -> Result<String, SessionError> {
+        let index = self.document_index(Some(name))?;
+        self.current_document = index;
+        Ok(name.to_string())
+    }
+
+    /// Seals and records Evidence.
+    pub fn record(&mut self, draft: EvidenceDraft) -> Result<Evidence, SessionError> {
+        let evidence = draft
+            .seal()
+            .map_err(|e| SessionError::Evidence(e.to_string()))?;
+        self.ledger.record(evidence.clone())?;
+        Ok(evidence)
+    }
+}
+
+/// Operator limits on opening targets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpenPolicy {
+    /// Larger files are refused (`file_too_large`) before anything reads them.
+    pub max_target_bytes: u64,
+    /// An open still hashing after this long stops (`call_timeout`).
+    pub call_timeout: Duration,
+}
+
+/// The default `--max-target-bytes`: 4 GiB, about 15 s of hashing here.
+pub const DEFAULT_MAX_TARGET_BYTES: u64 = 4 << 30;
+/// The default `--call-timeout`.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(600);
+
+impl Default for OpenPolicy {
+    fn default() -> Self {
+        OpenPolicy {
+            max_target_bytes: DEFAULT_MAX_TARGET_BYTES,
+            call_timeout: DEFAULT_CALL_TIMEOUT,
+        }
+    }
+}
+
+/// Why a long operation stopped before its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Interruption {
+    /// The client cancelled the request.
+    Cancelled,
+    /// The operator's deadline passed.
+    TimedOut(Duration),
+}
+
+/// What a long open reports to, and asks whether to go on.
+pub struct Watch<'a> {
+    /// `(done, total)` bytes.
+    pub progress: &'a dyn Fn(u64, u64),
+    /// `Some` once the work should stop.
+    pub interrupted: &'a dyn Fn() -> Option<Interruption>,
+}
+
+impl Watch<'static> {
+    /// No reports, never interrupted.
+    pub fn quiet() -> Watch<'static> {
+        Watch {
+            progress: &|_, _| {},
+            interrupted: &|| None,
+        }
+    }
+}
+
+/// Opens targets for a session without holding it.
+#[derive(Clone)]
+pub struct Opener {
+    read_roots: ReadRoots,
+    deep: Arc<DeepProviders>,
+    policy: OpenPolicy,
+}
+
+impl Opener {
+    /// Opens `path` once beneath the read roots and builds the target,
+    /// hashing it with progress reports and stopping when `watch` says so.
+    /// Nothing of the session changes: [`Session::install`] does that.
     ///
     /// Archives (zip family, `ar`, `.asar`) are opened as artifacts only;
     /// everything else must be a binary the native provider reads (a plain
     /// file, a universal Mach-O, or an `.app` bundle's executable), whose
     /// artifact view is the file or the bundle.
-    pub fn open(&mut self, path: &Path, provider_id: Option<&str>) -> Result<Opened, SessionError> {
+    pub fn open(
+        &self,
+        path: &Path,
+        provider_id: Option<&str>,
+        watch: &Watch<'_>,
+    ) -> Result<Opened, SessionError> {
         let admitted = admission::admit(path, &self.read_roots)?;
+        let size = admitted.file.len();
+        if size > self.policy.max_target_bytes {
+            return Err(AdmissionError::from(crate::confined::OpenError::TooLarge {
+                path: admitted.file_path.display().to_string(),
+                size,
+                limit: self.policy.max_target_bytes,
+            })
+            .into());
+        }
         let io = |e: std::io::Error| ArtifactError::Io {
             path: admitted.requested.display().to_string(),
             reason: e.to_string(),
@@ -338,20 +491,28 @@ impl Session {
                 (format, ArtifactRoot::File { file, unpacked })
             }
         };
+        // Identity is part of every record: hash the opened file now, in
+        // chunks that report progress and can stop.
+        let mut stopped = None;
+        let sha256 = admitted
+            .file
+            .sha256(&mut |done, total| {
+                (watch.progress)(done, total);
+                stopped = (watch.interrupted)();
+                stopped.is_none()
+            })
+            .map_err(io)?;
+        let Some(sha256) = sha256 else {
+            return Err(SessionError::Interrupted(
+                stopped.unwrap_or(Interruption::Cancelled),
+            ));
+        };
         let path = admitted.requested.clone();
         let binary = match format {
             ArtifactFormat::Zip | ArtifactFormat::Ar | ArtifactFormat::Asar => None,
-            _ => Some(self.open_binary(admitted, provider_id)?),
+            _ => Some(self.open_binary(admitted, provider_id, sha256.clone())?),
         };
-        // A file read as a binary was hashed by the code view: reuse it.
-        let known = match (&binary, format) {
-            (_, ArtifactFormat::AppBundle) | (None, _) => None,
-            (Some(b), _) => Some(b.image.sha256().to_string()),
-        };
-        let artifact = Arc::new(ArtifactTarget::new(root, path, format, known)?);
-        self.artifact = Some(artifact.clone());
-        self.target = binary.clone();
-        self.current_document = 0;
+        let artifact = Arc::new(ArtifactTarget::new(root, path, format, Some(sha256)));
         Ok(Opened { artifact, binary })
     }
 
@@ -359,8 +520,10 @@ impl Session {
         &self,
         admitted: AdmittedTarget,
         provider_id: Option<&str>,
+        sha256: String,
     ) -> Result<Arc<ActiveTarget>, SessionError> {
         let image = NativeImage::from_file(&admitted.file, &admitted.file_path)?;
+        image.set_sha256(sha256);
         let (binding, backend) = match self.deep.select(provider_id, image.format())? {
             Choice::Native(selection_source) => (
                 Binding {
@@ -409,45 +572,72 @@ impl Session {
             backend,
             indexes,
         });
-        // Identity is part of every record; compute it while opening.
-        let _ = target.image.sha256();
         Ok(target)
     }
+}
 
-    /// Closes the target and clears everything the session owns: the
-    /// ledger takes the residual-unknown registry with it.
-    ///
-    /// Works with nothing open too, so a ledger filled by an import can
-    /// always be cleared. Returns the path of the target that was open.
-    pub fn close(&mut self) -> Option<String> {
-        let artifact = self.artifact.take();
-        self.target = None;
-        self.ledger = Ledger::default();
-        self.current_document = 0;
-        artifact.map(|a| a.display.clone())
+#[cfg(test)]
+mod open_tests {
+    use super::*;
+    use std::cell::Cell;
+
+    /// A file of `size` bytes starting with a real ELF.
+    fn elf_of_size(dir: &Path, size: u64) -> std::path::PathBuf {
+        let path = dir.join("t.elf");
+        std::fs::write(&path, crate::providers::native::fixtures::tiny_elf()).unwrap();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(size)
+            .unwrap();
+        path
     }
 
-    /// Resolves an optional document name to an index (default: current).
-    pub fn document_index(&self, name: Option<&str>) -> Result<usize, SessionError> {
-        let target = self.require_target()?;
-        match name {
-            Some(name) => Ok(target.image.document_index(name)?),
-            None => Ok(self.current_document),
-        }
+    #[test]
+    fn an_interrupted_open_stops_within_a_chunk_and_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = elf_of_size(dir.path(), 64 << 20);
+        let session = Session::default();
+        let chunks = Cell::new(0u32);
+        let progress = |_, _| chunks.set(chunks.get() + 1);
+        let interrupted = || (chunks.get() >= 3).then_some(Interruption::Cancelled);
+        let watch = Watch {
+            progress: &progress,
+            interrupted: &interrupted,
+        };
+        let err = session.opener().open(&path, None, &watch).err().unwrap();
+        assert_eq!(err, SessionError::Interrupted(Interruption::Cancelled));
+        assert_eq!(chunks.get(), 3, "stopped at the first check that said so");
+        assert!(session.target().is_none());
+        // Uninterrupted, the same file opens with its whole-file identity.
+        let opened = session.opener().open(&path, None, &Watch::quiet()).unwrap();
+        let expected = crate::confined::Roots::default()
+            .open_file(&path)
+            .unwrap()
+            .sha256(&mut |_, _| true)
+            .unwrap()
+            .unwrap();
+        assert_eq!(opened.binary.unwrap().image.sha256(), expected);
     }
 
-    pub fn set_current_document(&mut self, name: &str) -> Result<String, SessionError> {
-        let index = self.document_index(Some(name))?;
-        self.current_document = index;
-        Ok(name.to_string())
-    }
-
-    /// Seals and records Evidence.
-    pub fn record(&mut self, draft: EvidenceDraft) -> Result<Evidence, SessionError> {
-        let evidence = draft
-            .seal()
-            .map_err(|e| SessionError::Evidence(e.to_string()))?;
-        self.ledger.record(evidence.clone())?;
-        Ok(evidence)
+    #[test]
+    fn targets_over_the_size_limit_are_refused_before_reading() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = elf_of_size(dir.path(), 2 << 20);
+        let session = Session::default().with_open_policy(OpenPolicy {
+            max_target_bytes: 1 << 20,
+            ..OpenPolicy::default()
+        });
+        let err = session
+            .opener()
+            .open(&path, None, &Watch::quiet())
+            .err()
+            .unwrap();
+        let SessionError::Admission(AdmissionError::Open(e)) = &err else {
+            panic!("{err}");
+        };
+        assert_eq!(e.code(), "file_too_large");
+        assert!(err.to_string().contains("1048576"), "{err}");
     }
 }

@@ -59,28 +59,6 @@ impl WriteError {
     }
 }
 
-/// Operator root directories, canonicalized (every symlink resolved); `bad`
-/// makes the error for a root that does not exist or is not a directory.
-pub(crate) fn canonical_dirs<E>(
-    roots: &[PathBuf],
-    bad: impl Fn(String, String) -> E,
-) -> Result<Vec<PathBuf>, E> {
-    roots
-        .iter()
-        .map(|root| {
-            let shown = || root.display().to_string();
-            let real = root
-                .canonicalize()
-                .map_err(|e| bad(shown(), e.to_string()))?;
-            if real.is_dir() {
-                Ok(real)
-            } else {
-                Err(bad(shown(), "not a directory".into()))
-            }
-        })
-        .collect()
-}
-
 /// The operator's write roots, opened once; empty means writing is off.
 #[derive(Debug, Clone, Default)]
 pub struct WriteRoots(Roots);

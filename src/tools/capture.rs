@@ -10,6 +10,9 @@
 //! parameters carry the redacted scenario, the engine redacts output, and
 //! error messages are scrubbed of every environment value.
 
+use std::os::fd::AsFd;
+
+use crate::confined::ConfinedFile;
 use std::path::Path;
 
 use rmcp::model::JsonObject;
@@ -20,7 +23,6 @@ use super::{HandlerResult, ToolError};
 use crate::capture::redact::Secrets;
 use crate::capture::{self, RunAs, Scenario};
 use crate::providers::native::NativeImage;
-use crate::session::artifact_target::file_sha256;
 use crate::session::capture_records::CAPTURE_PROCESS_SCENARIO;
 use crate::session::{Confidence, EvidenceDraft, ProviderIdentity, Session, Subject};
 
@@ -101,15 +103,18 @@ pub(crate) fn capture(input: CaptureProcessScenarioInput, session: &mut Session)
              the run should answer"
         )));
     }
-    let executable = policy
+    // Opened once beneath the operator's roots; the host runs the program
+    // from these descriptors.
+    let (executable, executable_file) = policy
         .executable(&input.executable)
         .map_err(ToolError::from)?;
-    let working_directory = policy
+    let (working_directory, working_dir) = policy
         .working_directory(&input.working_directory)
         .map_err(ToolError::from)?;
     let scenario = Scenario {
         executable,
         working_directory,
+        network: policy.network(),
         arguments: input.arguments,
         environment: input.environment,
         stdin: input.stdin,
@@ -124,9 +129,13 @@ pub(crate) fn capture(input: CaptureProcessScenarioInput, session: &mut Session)
     scenario
         .validate()
         .map_err(|e| scrubbed(ToolError::from(e)))?;
-    let subject = subject_of(&scenario.executable)?;
-    let capture =
-        capture::run(&scenario, policy.host()).map_err(|e| scrubbed(ToolError::from(e)))?;
+    let subject = subject_of(&executable_file, &scenario.executable)?;
+    let opened = capture::Opened {
+        executable: executable_file.as_fd(),
+        working_directory: working_dir.as_fd(),
+    };
+    let capture = capture::run_opened(&scenario, policy.host(), &opened, capture::HOST_GRACE)
+        .map_err(|e| scrubbed(ToolError::from(e)))?;
     let result = serde_json::to_value(&capture).map_err(|e| {
         ToolError::new(
             "evidence_error",
@@ -168,12 +177,8 @@ fn parameters(scenario: &Scenario, question: &str) -> Value {
 
 /// The executable as a subject: its sha256 and, when it opens as a native
 /// image, its format and (single-slice) architecture; otherwise `file`.
-fn subject_of(executable: &Path) -> Result<Subject, ToolError> {
-    let file = crate::confined::Roots::default()
-        .open_file(executable)
-        .map_err(crate::session::AdmissionError::from)
-        .map_err(crate::session::SessionError::from)?;
-    if let Ok(image) = NativeImage::from_file(&file, executable) {
+fn subject_of(file: &ConfinedFile, executable: &Path) -> Result<Subject, ToolError> {
+    if let Ok(image) = NativeImage::from_file(file, executable) {
         let architecture = match image.documents() {
             [only] => Some(only.architecture.clone()),
             _ => None,
@@ -185,7 +190,17 @@ fn subject_of(executable: &Path) -> Result<Subject, ToolError> {
         });
     }
     Ok(Subject {
-        sha256: file_sha256(&file)?,
+        sha256: file
+            .sha256(&mut |_, _| true)
+            .ok()
+            .flatten()
+            .ok_or_else(|| {
+                ToolError::new(
+                    "io_error",
+                    format!("cannot read {}", file.shown()),
+                    "Check that the executable is readable.",
+                )
+            })?,
         format: "file".to_string(),
         architecture: None,
     })

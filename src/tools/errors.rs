@@ -127,6 +127,16 @@ impl From<SessionError> for ToolError {
             SessionError::Unknown(e) => unknown_error(e, message),
             SessionError::Write(e) => ToolError::new(e.code(), message, e.remediation()),
             SessionError::Bundle(e) => bundle_error(e, message),
+            SessionError::Interrupted(crate::session::Interruption::Cancelled) => ToolError::new(
+                "cancelled",
+                message,
+                "Nothing changed; call again when you want the result.",
+            ),
+            SessionError::Interrupted(crate::session::Interruption::TimedOut(_)) => ToolError::new(
+                "call_timeout",
+                message,
+                "Nothing changed. Ask the operator for a longer --call-timeout, or open a smaller file.",
+            ),
             SessionError::Evidence(_) => ToolError::new(
                 "evidence_error",
                 message,
@@ -307,6 +317,12 @@ impl From<crate::session::capture_policy::CapturePathError> for ToolError {
                 "Use an executable and working directory inside the roots binary_session lists \
                  under process_capture, or ask the operator to add a root.",
             ),
+            P::Interpreter { .. } => ToolError::new(
+                "interpreter_outside_capture_roots",
+                message,
+                "Run a binary, or a script whose #! interpreter is an absolute path inside an \
+                 executable root (binary_session lists them under process_capture).",
+            ),
             P::Relative { .. } | P::Unresolvable { .. } | P::WrongKind { .. } => ToolError::new(
                 "invalid_path",
                 message,
@@ -339,6 +355,12 @@ impl From<crate::capture::CaptureError> for ToolError {
                 "Check that the executable can run on this host and that the account the capture \
                  runs as (binary_session: process_capture.run_as) can read it and enter the \
                  working directory.",
+            ),
+            C::NetworkIsolation(_) => ToolError::new(
+                "network_isolation_unavailable",
+                message,
+                "Nothing ran. The operator can run rea as root, enable unprivileged user \
+                 namespaces, or allow host networking with --capture-network host.",
             ),
             C::HostDeadline(_) => ToolError::new(
                 "capture_timeout",

@@ -13,8 +13,8 @@ use std::sync::Arc;
 
 use crate::artifacts::ArtifactFormat;
 use crate::session::{
-    ActiveTarget, ArtifactTarget, AvailableAction, Confidence, EvidenceDraft, Location, Session,
-    native_identity,
+    ActiveTarget, ArtifactTarget, AvailableAction, Confidence, EvidenceDraft, Location, Opened,
+    Session, Watch, native_identity,
 };
 
 /// Session status. Reads state only and records no Evidence, so calling it
@@ -81,7 +81,22 @@ pub(crate) fn binary_session(_: BinarySessionInput, session: &mut Session) -> Ha
 }
 
 pub(crate) fn open_binary(input: OpenBinaryInput, session: &mut Session) -> HandlerResult {
-    let opened = session.open(Path::new(&input.path), input.provider_id.as_deref())?;
+    let opener = session.opener();
+    let opened = opener.open(
+        Path::new(&input.path),
+        input.provider_id.as_deref(),
+        &Watch::quiet(),
+    )?;
+    installed(input, &opened, session)
+}
+
+/// Installs an opened target in the session and answers for it.
+pub(crate) fn installed(
+    input: OpenBinaryInput,
+    opened: &Opened,
+    session: &mut Session,
+) -> HandlerResult {
+    session.install(opened);
     match &opened.binary {
         Some(target) => open_binary_result(&input, target, &opened.artifact, session),
         None => open_archive_result(&input, &opened.artifact, session),

@@ -284,6 +284,10 @@ pub fn call(
             inputs::parse(arguments).and_then(|i| javascript::compare(i, session))
         }
     };
+    output(outcome)
+}
+
+fn output(outcome: HandlerResult) -> ToolOutput {
     match outcome {
         Ok((result, evidence)) => ToolOutput::Success {
             result,
@@ -291,6 +295,32 @@ pub fn call(
         },
         Err(error) => ToolOutput::Failure(error),
     }
+}
+
+/// `open_binary` without holding the session while it works: the session
+/// is locked only to take its opener and, at the end, to install the
+/// target and record the Evidence. Mapping and hashing (which a huge file
+/// makes long) report progress through `watch` and stop when it says so,
+/// leaving the previous target active; meanwhile every other request is
+/// answered.
+pub fn call_open_binary(
+    arguments: JsonObject,
+    session: &std::sync::Mutex<Session>,
+    watch: &crate::session::Watch<'_>,
+) -> ToolOutput {
+    let lock = || session.lock().unwrap_or_else(|p| p.into_inner());
+    let outcome = inputs::parse(arguments).and_then(|input: inputs::OpenBinaryInput| {
+        let opener = lock().opener();
+        let opened = opener
+            .open(
+                std::path::Path::new(&input.path),
+                input.provider_id.as_deref(),
+                watch,
+            )
+            .map_err(ToolError::from)?;
+        lifecycle::installed(input, &opened, &mut lock())
+    });
+    output(outcome)
 }
 
 /// What a handler returns.

@@ -23,7 +23,7 @@ use super::redact::Secrets;
 use super::types::{
     CRASH_SIGNALS, Capture, Cleanup, Exit, ExitReason, SCHEMA_VERSION, Scenario, Timing, Tracing,
 };
-use super::wire::{HostReply, MAX_SCENARIO_BYTES};
+use super::wire::{EXECUTABLE_FD, HostReply, MAX_SCENARIO_BYTES, WORKING_FD};
 use output::Collector;
 
 /// Between SIGTERM and SIGKILL at a timeout.
@@ -37,7 +37,12 @@ const TICK_MS: i32 = 10;
 
 /// Entry point of the hidden subcommand: reads the scenario, runs it,
 /// writes the reply. An `Err` means the reply itself could not be written.
-pub fn serve() -> std::io::Result<()> {
+///
+/// `inherited`: the executable and working directory are already this
+/// process's descriptors [`EXECUTABLE_FD`] and [`WORKING_FD`] (the server
+/// opened them beneath its roots). Otherwise the scenario's paths are
+/// opened here, once, and placed there.
+pub fn serve(inherited: bool) -> std::io::Result<()> {
     let mut input = Vec::new();
     std::io::stdin()
         .take(MAX_SCENARIO_BYTES + 1)
@@ -54,7 +59,9 @@ pub fn serve() -> std::io::Result<()> {
                 // serde's message names the field, never a string value.
                 reason: format!("is not valid JSON for a scenario: {e}"),
             }),
-            Ok(scenario) => match run(&scenario) {
+            Ok(scenario) => match place_descriptors(&scenario, inherited)
+                .and_then(|script| run(&scenario, script))
+            {
                 Ok(capture) => HostReply::Captured {
                     capture: Box::new(capture),
                 },
@@ -66,6 +73,69 @@ pub fn serve() -> std::io::Result<()> {
     serde_json::to_writer(&mut out, &reply)?;
     out.write_all(b"\n")?;
     out.flush()
+}
+
+/// Puts the executable on [`EXECUTABLE_FD`] and the working directory on
+/// [`WORKING_FD`] (opening the scenario's paths unless `inherited`), checks
+/// their kinds through the descriptors, and says whether the executable is
+/// a script (`#!`).
+fn place_descriptors(scenario: &Scenario, inherited: bool) -> Result<bool, CaptureError> {
+    let spawn_error = |what: &str, e: &dyn std::fmt::Display| {
+        CaptureError::Spawn(format!("the {what} cannot be used: {e}"))
+    };
+    if !inherited {
+        use std::os::fd::IntoRawFd;
+        let roots = crate::confined::Roots::default();
+        let executable = roots
+            .open_file(&scenario.executable)
+            .map_err(|e| spawn_error("executable", &e))?
+            .into_file()
+            .into_raw_fd();
+        let working = roots
+            .open_dir(&scenario.working_directory)
+            .map_err(|e| spawn_error("working directory", &e))?
+            .into_fd()
+            .into_raw_fd();
+        // Both move above the two numbers first, so placing one can never
+        // close the other (either may already sit on 3 or 4).
+        let mut high = [0; 2];
+        for (slot, fd) in high.iter_mut().zip([executable, working]) {
+            // SAFETY: descriptor calls on descriptors this function owns.
+            unsafe {
+                *slot = libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 10);
+                libc::close(fd);
+            }
+        }
+        for (fd, at) in high.into_iter().zip([EXECUTABLE_FD, WORKING_FD]) {
+            // SAFETY: as above.
+            let placed = unsafe { fd >= 0 && libc::dup3(fd, at, libc::O_CLOEXEC) >= 0 };
+            // SAFETY: as above.
+            unsafe { libc::close(fd) };
+            if !placed {
+                return Err(CaptureError::Io(
+                    std::io::Error::last_os_error().to_string(),
+                ));
+            }
+        }
+    }
+    // SAFETY: fstat into a local struct.
+    let kind = |fd: i32| unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        (libc::fstat(fd, &mut st) == 0).then_some(st.st_mode & libc::S_IFMT)
+    };
+    if kind(EXECUTABLE_FD) != Some(libc::S_IFREG) {
+        return Err(spawn_error("executable", &"it is not an open regular file"));
+    }
+    if kind(WORKING_FD) != Some(libc::S_IFDIR) {
+        return Err(spawn_error(
+            "working directory",
+            &"it is not an open directory",
+        ));
+    }
+    let mut magic = [0u8; 2];
+    // SAFETY: pread into a local buffer.
+    let n = unsafe { libc::pread(EXECUTABLE_FD, magic.as_mut_ptr().cast(), 2, 0) };
+    Ok(n == 2 && magic == *b"#!")
 }
 
 fn set_nonblocking(fd: i32) {
@@ -217,7 +287,11 @@ fn millis(tv: libc::timeval) -> u64 {
 /// Runs `scenario` to its end and describes what happened. Call it only
 /// in a process of its own (it makes that process a subreaper and reaps
 /// every child it has): `rea capture-host`.
-pub fn run(scenario: &Scenario) -> Result<Capture, CaptureError> {
+///
+/// The executable and working directory are [`EXECUTABLE_FD`] and
+/// [`WORKING_FD`] (see [`serve`]); `script` says the executable starts
+/// with `#!`.
+pub fn run(scenario: &Scenario, script: bool) -> Result<Capture, CaptureError> {
     scenario.validate()?;
     let secrets = Secrets::of(scenario);
     // SAFETY: prctl with integer arguments.
@@ -228,9 +302,12 @@ pub fn run(scenario: &Scenario) -> Result<Capture, CaptureError> {
         )));
     }
     let host = std::process::id() as i32;
-    let before = files::snapshot(&scenario.working_directory, scenario.limits.files_listed);
+    // The working directory as the descriptor holds it, whatever its path
+    // names now.
+    let working = std::path::PathBuf::from(format!("/proc/self/fd/{WORKING_FD}"));
+    let before = files::snapshot(&working, scenario.limits.files_listed);
     let start = Instant::now();
-    let mut spawned = spawn::spawn(scenario)?;
+    let mut spawned = spawn::spawn(scenario, script)?;
     let target = spawned.pid;
     tracing::debug!(
         pid = target,
@@ -348,7 +425,7 @@ pub fn run(scenario: &Scenario) -> Result<Capture, CaptureError> {
         libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru);
         ru
     };
-    let after = files::snapshot(&scenario.working_directory, scenario.limits.files_listed);
+    let after = files::snapshot(&working, scenario.limits.files_listed);
     let [out_sink, err_sink] = pipes.sinks;
     if !secrets.is_empty() {
         limitations.push(
@@ -396,6 +473,7 @@ pub fn run(scenario: &Scenario) -> Result<Capture, CaptureError> {
             attached: spawned.traced.is_ok(),
             reason: spawned.traced.err(),
         },
+        network: scenario.network,
         limitations,
     })
 }

@@ -11,7 +11,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 
 use crate::capture::error::CaptureError;
-use crate::capture::types::{NOBODY, RunAs, Scenario};
+use crate::capture::types::{NOBODY, Network, RunAs, Scenario};
 
 /// The started target.
 pub struct Spawned {
@@ -55,16 +55,118 @@ fn pipe_cloexec() -> io::Result<(OwnedFd, OwnedFd)> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
-/// Forks and execs the target: own session, rlimits, unprivileged ids,
-/// death signal, ptrace, cleared environment, stdio pipes.
-pub fn spawn(scenario: &Scenario) -> Result<Spawned, CaptureError> {
-    let who = identity(scenario)?;
-    let cwd = CString::new(scenario.working_directory.as_os_str().as_bytes()).map_err(|_| {
-        CaptureError::InvalidScenario {
-            field: "working_directory".into(),
-            reason: "contains NUL".into(),
+use crate::capture::wire::{EXECUTABLE_FD, WORKING_FD};
+
+/// What the child reports through its close-on-exec pipe: a tag and an
+/// errno. `PTRACE` is not fatal (the run goes on untraced); `NETWORK` is
+/// (nothing runs without the isolation the scenario asked for).
+const REPORT_PTRACE: u8 = b'P';
+const REPORT_NETWORK: u8 = b'N';
+
+fn c_string(field: &str, text: &[u8]) -> Result<CString, CaptureError> {
+    CString::new(text).map_err(|_| CaptureError::InvalidScenario {
+        field: field.into(),
+        reason: "contains NUL".into(),
+    })
+}
+
+/// A pointer array for execve, ending in null; `strings` must outlive it.
+fn pointers(strings: &[CString]) -> Vec<*const libc::c_char> {
+    strings
+        .iter()
+        .map(|s| s.as_ptr())
+        .chain(std::iter::once(std::ptr::null()))
+        .collect()
+}
+
+/// What the child needs, prepared before the fork: execve's pointer arrays
+/// (into strings that outlive the spawn) and the loopback request.
+struct Prepared {
+    argv: Vec<*const libc::c_char>,
+    envp: Vec<*const libc::c_char>,
+    loopback: libc::ifreq,
+}
+
+// SAFETY: the pointers are only read, in the forked child, while the
+// strings they point into are alive (they outlive `Command::spawn`).
+unsafe impl Send for Prepared {}
+// SAFETY: as above; nothing writes through them.
+unsafe impl Sync for Prepared {}
+
+/// The request that brings `lo` up, prepared before the fork.
+fn loopback_request() -> libc::ifreq {
+    // SAFETY: ifreq is plain data; all zeroes is a valid value.
+    let mut request: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (slot, byte) in request.ifr_name.iter_mut().zip(b"lo\0") {
+        *slot = *byte as libc::c_char;
+    }
+    request
+}
+
+/// Brings the new network namespace's loopback interface up, so the run can
+/// reach itself on 127.0.0.1 and nothing else. Async-signal-safe calls only.
+///
+/// # Safety
+/// Call only in the child between fork and exec.
+unsafe fn loopback_up(mut request: libc::ifreq) -> bool {
+    // SAFETY (whole body): socket, ioctl and close on a request prepared
+    // before the fork.
+    unsafe {
+        let socket = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        if socket < 0 {
+            return false;
         }
-    })?;
+        let mut up = libc::ioctl(socket, libc::SIOCGIFFLAGS as _, &mut request) == 0;
+        if up {
+            request.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+            up = libc::ioctl(socket, libc::SIOCSIFFLAGS as _, &request) == 0;
+        }
+        libc::close(socket);
+        up
+    }
+}
+
+/// # Safety
+/// Call only in the child between fork and exec.
+unsafe fn report(fd: i32, tag: u8) {
+    let errno = io::Error::last_os_error().raw_os_error().unwrap_or(0);
+    let mut record = [0u8; 5];
+    record[0] = tag;
+    record[1..].copy_from_slice(&errno.to_ne_bytes());
+    // SAFETY: write of a local buffer to a descriptor the child holds.
+    unsafe { libc::write(fd, record.as_ptr().cast(), record.len()) };
+}
+
+/// Forks and execs the target from the descriptors [`EXECUTABLE_FD`] and
+/// [`WORKING_FD`]: own session, an isolated network unless the scenario
+/// says `host`, rlimits, unprivileged ids, no new privileges, death signal,
+/// ptrace, exactly the scenario's environment, stdio pipes. `script` keeps
+/// the executable's descriptor open across exec, where the interpreter
+/// reads the script through it (`/dev/fd/3`).
+pub fn spawn(scenario: &Scenario, script: bool) -> Result<Spawned, CaptureError> {
+    let who = identity(scenario)?;
+    let argv: Vec<CString> = std::iter::once(c_string(
+        "executable",
+        scenario.executable.as_os_str().as_bytes(),
+    ))
+    .chain(
+        scenario
+            .arguments
+            .iter()
+            .map(|a| c_string("arguments", a.as_bytes())),
+    )
+    .collect::<Result<_, _>>()?;
+    let envp: Vec<CString> = scenario
+        .environment
+        .iter()
+        .map(|e| c_string("environment", format!("{}={}", e.name, e.value).as_bytes()))
+        .collect::<Result<_, _>>()?;
+    let image = Prepared {
+        argv: pointers(&argv),
+        envp: pointers(&envp),
+        loopback: loopback_request(),
+    };
+    let isolate = scenario.network == Network::Isolated;
     let l = scenario.limits;
     let rlimits = [
         (libc::RLIMIT_NPROC, l.processes),
@@ -77,11 +179,10 @@ pub fn spawn(scenario: &Scenario) -> Result<Spawned, CaptureError> {
         use std::os::fd::AsRawFd;
         report_w.as_raw_fd()
     };
-
+    // The program std would run is never run: the pre-exec step execs the
+    // descriptor itself, so no path is looked up.
     let mut cmd = Command::new(&scenario.executable);
-    cmd.args(&scenario.arguments)
-        .env_clear()
-        .envs(scenario.environment.iter().map(|e| (&e.name, &e.value)))
+    cmd.env_clear()
         .stdin(if scenario.stdin.is_some() {
             Stdio::piped()
         } else {
@@ -90,11 +191,27 @@ pub fn spawn(scenario: &Scenario) -> Result<Spawned, CaptureError> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let pre_exec = move || -> io::Result<()> {
+        // The whole `Prepared` (which is Send), not its fields one by one.
+        let image = &image;
         // SAFETY (whole block): async-signal-safe libc calls on values
         // prepared before the fork.
         unsafe {
             if libc::setsid() < 0 {
                 return Err(io::Error::last_os_error());
+            }
+            if isolate {
+                // Root makes the namespace directly; anyone else needs a
+                // user namespace to own it.
+                let flags = if libc::geteuid() == 0 {
+                    libc::CLONE_NEWNET
+                } else {
+                    libc::CLONE_NEWUSER | libc::CLONE_NEWNET
+                };
+                if libc::unshare(flags) != 0 {
+                    report(report_fd, REPORT_NETWORK);
+                    return Err(io::Error::last_os_error());
+                }
+                loopback_up(image.loopback);
             }
             for (resource, value) in rlimits {
                 let lim = libc::rlimit {
@@ -118,45 +235,70 @@ pub fn spawn(scenario: &Scenario) -> Result<Spawned, CaptureError> {
             if libc::getuid() == 0 || libc::geteuid() == 0 {
                 return Err(io::Error::from_raw_os_error(libc::EPERM));
             }
-            if libc::chdir(cwd.as_ptr()) != 0 {
+            if libc::fchdir(WORKING_FD) != 0 {
                 return Err(io::Error::last_os_error());
             }
             // After the uid change, which clears the death signal.
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
                 return Err(io::Error::last_os_error());
             }
+            // Neither setuid binaries nor file capabilities raise it.
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1 as libc::c_ulong, 0, 0, 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            let keep = if script { 0 } else { libc::FD_CLOEXEC };
+            if libc::fcntl(EXECUTABLE_FD, libc::F_SETFD, keep) != 0
+                || libc::fcntl(WORKING_FD, libc::F_SETFD, libc::FD_CLOEXEC) != 0
+            {
+                return Err(io::Error::last_os_error());
+            }
             let none: *mut libc::c_void = std::ptr::null_mut();
             if libc::ptrace(libc::PTRACE_TRACEME, 0, none, none) != 0 {
-                let errno = io::Error::last_os_error().raw_os_error().unwrap_or(0);
-                let bytes = errno.to_ne_bytes();
-                libc::write(report_fd, bytes.as_ptr().cast(), bytes.len());
+                report(report_fd, REPORT_PTRACE);
             }
+            libc::syscall(
+                libc::SYS_execveat,
+                EXECUTABLE_FD,
+                c"".as_ptr(),
+                image.argv.as_ptr(),
+                image.envp.as_ptr(),
+                libc::AT_EMPTY_PATH,
+            );
         }
-        Ok(())
+        Err(io::Error::last_os_error())
     };
     // SAFETY: the closure only makes async-signal-safe calls and does not
     // allocate.
     unsafe {
         cmd.pre_exec(pre_exec);
     }
-    let child = cmd
-        .spawn()
-        .map_err(|e| CaptureError::Spawn(e.to_string()))?;
+    let spawned = cmd.spawn();
     drop(report_w);
     drop(cmd);
-    let mut buf = [0u8; 4];
-    let n = {
+    let mut records = Vec::new();
+    {
         use std::io::Read;
-        let mut f = std::fs::File::from(report_r);
-        f.read(&mut buf).unwrap_or(0)
+        let f = std::fs::File::from(report_r);
+        let _ = f.take(64).read_to_end(&mut records);
+    }
+    let reported = |tag: u8| {
+        records
+            .chunks_exact(5)
+            .find(|r| r[0] == tag)
+            .map(|r| io::Error::from_raw_os_error(i32::from_ne_bytes([r[1], r[2], r[3], r[4]])))
     };
-    let traced = if n == 4 {
-        Err(format!(
-            "ptrace refused: {}",
-            io::Error::from_raw_os_error(i32::from_ne_bytes(buf))
-        ))
-    } else {
-        Ok(())
+    let child = match spawned {
+        Ok(child) => child,
+        Err(e) => {
+            return Err(match reported(REPORT_NETWORK) {
+                Some(why) => CaptureError::NetworkIsolation(format!("unshare: {why}")),
+                None => CaptureError::Spawn(e.to_string()),
+            });
+        }
+    };
+    let traced = match reported(REPORT_PTRACE) {
+        Some(why) => Err(format!("ptrace refused: {why}")),
+        None => Ok(()),
     };
     let pid = i32::try_from(child.id()).map_err(|e| CaptureError::Io(e.to_string()))?;
     Ok(Spawned { child, pid, traced })

@@ -208,6 +208,13 @@ impl NativeImage {
     }
 
     /// Lowercase hex sha256 of the whole file, computed on first call.
+    /// Records the file's sha256 when the caller already computed it from
+    /// the same descriptor (the session hashes while it opens, with
+    /// progress and cancellation), so it is not read twice.
+    pub fn set_sha256(&self, sha256: String) {
+        let _ = self.sha256.set(sha256);
+    }
+
     pub fn sha256(&self) -> &str {
         self.sha256
             .get_or_init(|| hex(&Sha256::digest(&self.map[..])))
