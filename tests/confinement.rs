@@ -28,15 +28,7 @@ const BLOCKED: Duration = Duration::from_secs(20);
 type Client = RunningService<RoleClient, ()>;
 
 async fn serve(root: &Path) -> Client {
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_rea"));
-    cmd.arg("mcp")
-        .arg("--read-root")
-        .arg(root)
-        .env_remove("REA_LOG")
-        .env("REA_ANALYSIS_PROVIDER", "native");
-    ().serve(TokioChildProcess::new(cmd).expect("rea mcp starts"))
-        .await
-        .expect("client connects")
+    serve_with(root, &[]).await
 }
 
 async fn call(client: &Client, tool: &str, args: Value) -> (Value, bool) {
@@ -360,6 +352,18 @@ async fn serve_with(root: &Path, extra: &[&str]) -> Client {
         .expect("client connects")
 }
 
+/// A server over `s.root` started with `extra` flags, with a small ELF
+/// already open, and the path of a 64 GiB sparse ELF beside it.
+async fn small_open_and_huge_waiting(s: &Scene, extra: &[&str]) -> Option<(Client, PathBuf)> {
+    let huge = sparse_elf(&s.root, 64 << 30)?;
+    std::fs::copy("/bin/true", s.root.join("small")).unwrap();
+    let client = serve_with(&s.root, extra).await;
+    let path = s.root.join("small");
+    let (small, failed) = call(&client, "open_binary", json!({"path": path})).await;
+    assert!(!failed, "{small}");
+    Some((client, huge))
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_huge_target_is_refused_at_once_by_its_size() {
     let s = scene();
@@ -387,22 +391,10 @@ async fn a_huge_target_is_refused_at_once_by_its_size() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_long_open_stops_at_the_deadline_and_keeps_the_previous_target() {
     let s = scene();
-    let Some(huge) = sparse_elf(&s.root, 64 << 30) else {
+    let flags = ["--max-target-bytes", "100000000000", "--call-timeout", "2"];
+    let Some((client, huge)) = small_open_and_huge_waiting(&s, &flags).await else {
         return;
     };
-    std::fs::copy("/bin/true", s.root.join("small")).unwrap();
-    let client = serve_with(
-        &s.root,
-        &["--max-target-bytes", "100000000000", "--call-timeout", "2"],
-    )
-    .await;
-    let (small, failed) = call(
-        &client,
-        "open_binary",
-        json!({"path": s.root.join("small")}),
-    )
-    .await;
-    assert!(!failed, "{small}");
     let start = Instant::now();
     let (answer, failed) = call(&client, "open_binary", json!({"path": huge})).await;
     assert!(failed, "{answer}");
@@ -426,18 +418,10 @@ async fn other_requests_answer_while_an_open_hashes_and_a_cancel_stops_it() {
     use rmcp::model::{CallToolRequestParams, ClientRequest, Request};
     use rmcp::service::PeerRequestOptions;
     let s = scene();
-    let Some(huge) = sparse_elf(&s.root, 64 << 30) else {
+    let flags = ["--max-target-bytes", "100000000000"];
+    let Some((client, huge)) = small_open_and_huge_waiting(&s, &flags).await else {
         return;
     };
-    std::fs::copy("/bin/true", s.root.join("small")).unwrap();
-    let client = serve_with(&s.root, &["--max-target-bytes", "100000000000"]).await;
-    let (small, failed) = call(
-        &client,
-        "open_binary",
-        json!({"path": s.root.join("small")}),
-    )
-    .await;
-    assert!(!failed, "{small}");
     let params = CallToolRequestParams::new("open_binary")
         .with_arguments(common::object(json!({"path": huge})));
     let request = ClientRequest::CallToolRequest(Request::new(params));

@@ -536,3 +536,42 @@ async fn a_message_in_stripped_go_executables_leads_to_code_and_a_path() {
         );
     }
 }
+
+/// F4: a procedure called from far more places than an answer should
+/// carry lists a bounded number of call sites per caller, counts the rest,
+/// and says where all of them are paged (xrefs).
+#[tokio::test]
+async fn call_sites_are_bounded_per_procedure_and_counted() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let calls = "target();\n".repeat(100);
+    let source = format!(
+        "__attribute__((noinline)) int target(void) {{ return 1; }}\n\
+         __attribute__((noinline)) void many(void) {{\n{calls}}}\n\
+         int main(void) {{ many(); return 0; }}\n"
+    );
+    let Some(exe) = compile_c_with(dir.path(), "many", &["-O0"], &[("many.c", &source)]) else {
+        return;
+    };
+    let (client, _server, _) = connect(Era::Legacy).await;
+    result(&call(&client, "open_binary", json!({"path": exe})).await);
+    let answer = call(&client, "procedure_callers", json!({"procedure": "target"})).await;
+    let items = result(&answer)["items"].as_array().expect("items").clone();
+    let many = items
+        .iter()
+        .find(|i| i["procedure"]["name"] == "many")
+        .expect("many calls target");
+    assert_eq!(
+        many["call_sites"].as_array().expect("sites").len(),
+        32,
+        "{many}"
+    );
+    assert_eq!(many["call_sites_omitted"], 68, "{many}");
+    let limitations = answer.0["evidence"]["limitations"].to_string();
+    assert!(limitations.contains("xrefs"), "{limitations}");
+    let address = result(&call(&client, "procedure_address", json!({"procedure": "target"})).await)
+        ["address"]
+        .clone();
+    let xrefs = call(&client, "xrefs", json!({"address": address, "limit": 500})).await;
+    let total = result(&xrefs)["total"].as_u64().expect("total");
+    assert!(total >= 100, "every call site is paged by xrefs: {total}");
+}

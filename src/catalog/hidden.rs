@@ -43,11 +43,20 @@ pub fn is_default_ignorable(c: char) -> bool {
         .is_ok()
 }
 
+/// Printable characters that render as nothing at all, though they are
+/// neither format characters nor default-ignorable: a name made of them
+/// looks blank (U+2800 BRAILLE PATTERN BLANK).
+const VISUALLY_BLANK: [char; 1] = ['\u{2800}'];
+
 /// Controls (C0, DEL, C1 including U+0085), format characters (bidi
 /// embeddings, overrides and isolates, zero-width joiners, the BOM, tag
 /// characters), line and paragraph separators, private-use and unassigned
-/// code points, and every default-ignorable code point.
+/// code points, every default-ignorable code point, and the visually blank
+/// ones.
 pub fn is_hidden(c: char) -> bool {
+    if VISUALLY_BLANK.contains(&c) {
+        return true;
+    }
     matches!(
         c.general_category(),
         GeneralCategory::Control
@@ -58,4 +67,26 @@ pub fn is_hidden(c: char) -> bool {
             | GeneralCategory::Unassigned
             | GeneralCategory::Surrogate
     ) || is_default_ignorable(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn visually_blank_and_invisible_characters_are_hidden() {
+        for c in [
+            '\u{2800}',
+            '\u{200b}',
+            '\u{202e}',
+            '\u{3164}',
+            '\u{e0041}',
+            '\u{85}',
+        ] {
+            assert!(is_hidden(c), "{:?}", c);
+        }
+        for c in ['a', ' ', 'ß', '\u{2801}', '中'] {
+            assert!(!is_hidden(c), "{:?}", c);
+        }
+    }
 }

@@ -311,6 +311,12 @@ impl ServerHandler for ReaServer {
                 };
                 return tools::call_open_binary(arguments, &session, &watch);
             }
+            if tool == ToolName::AnalyzeJavascriptApplication {
+                return tools::call_analyze_unlocked(arguments, &session, &report);
+            }
+            // A first call on a large document indexes it: that happens
+            // before the lock is taken.
+            tools::prepare(tool, &arguments, &session, &report);
             let mut session = session.lock().unwrap_or_else(|p| p.into_inner());
             tools::call(tool, arguments, &mut session, &report)
         })

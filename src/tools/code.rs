@@ -362,6 +362,12 @@ fn grouped(
         .collect()
 }
 
+/// Call sites listed per procedure in one answer; the rest are counted
+/// (`call_sites_omitted`) and `xrefs` on the callee pages through them all.
+/// Pages bound the procedures, this bounds the sites inside each, so one
+/// procedure called from millions of places cannot fill an answer.
+pub const MAX_CALL_SITES_LISTED: usize = 32;
+
 fn calls_result(
     scope: &Scope,
     page: PageRequest,
@@ -372,10 +378,18 @@ fn calls_result(
         .slice(groups)
         .iter()
         .map(|(entry, sites)| {
-            json!({
+            let mut item = json!({
                 "procedure": entry.map(|e| procedure_ref(&scope.index, e)),
-                "call_sites": sites.iter().map(|&s| format_address(s)).collect::<Vec<_>>(),
-            })
+                "call_sites": sites
+                    .iter()
+                    .take(MAX_CALL_SITES_LISTED)
+                    .map(|&s| format_address(s))
+                    .collect::<Vec<_>>(),
+            });
+            if sites.len() > MAX_CALL_SITES_LISTED {
+                item["call_sites_omitted"] = json!(sites.len() - MAX_CALL_SITES_LISTED);
+            }
+            item
         })
         .collect();
     let mut result = json!({
@@ -428,6 +442,15 @@ fn procedure_calls(
     };
     let mut result = calls_result(&scope, page, entry, &groups);
     let mut limitations = vec![limitation.to_owned()];
+    if groups
+        .iter()
+        .any(|(_, sites)| sites.len() > MAX_CALL_SITES_LISTED)
+    {
+        limitations.push(format!(
+            "call_sites lists at most {MAX_CALL_SITES_LISTED} sites per procedure \
+             (call_sites_omitted counts the rest); xrefs on the called address pages through all"
+        ));
+    }
     if tool == ToolName::ProcedureCallees {
         let unresolved = scope.target.unresolved(scope.document, entry)?;
         result["unresolved"] = json!(unresolved.len());

@@ -297,6 +297,62 @@ fn output(outcome: HandlerResult) -> ToolOutput {
     }
 }
 
+/// Tools whose first call on a document builds its code index and
+/// procedure inventory (seconds on a large binary).
+fn builds_index(tool: ToolName) -> bool {
+    matches!(
+        tool,
+        ToolName::ListProcedures
+            | ToolName::SearchProcedures
+            | ToolName::ProcedureAddress
+            | ToolName::ResolveContainingProcedure
+            | ToolName::AnalyzeFunction
+            | ToolName::Xrefs
+            | ToolName::ProcedureCallers
+            | ToolName::ProcedureCallees
+            | ToolName::TraceFeature
+            | ToolName::BuildCallPath
+            | ToolName::CorrelateStaticAndRuntime
+    )
+}
+
+/// Builds what `tool` will need of the open target (the document's code
+/// index and procedure inventory, cached on the target) without holding
+/// the session, reporting progress, so other requests are answered
+/// meanwhile; the tool, run next under the lock, finds it built. Anything
+/// that goes wrong here is left for the tool itself to report.
+pub fn prepare(
+    tool: ToolName,
+    arguments: &JsonObject,
+    session: &std::sync::Mutex<Session>,
+    progress: Progress<'_>,
+) {
+    if !builds_index(tool) {
+        return;
+    }
+    let document = arguments.get("document").and_then(Value::as_str);
+    let (target, index) = {
+        let session = session.lock().unwrap_or_else(|p| p.into_inner());
+        match (session.target().cloned(), session.document_index(document)) {
+            (Some(target), Ok(index)) => (target, index),
+            _ => return,
+        }
+    };
+    let _ = target.procedure_index_with_progress(index, progress);
+}
+
+/// `analyze_javascript_application` without holding the session while it
+/// reads and parses the application (see `javascript::analyze_unlocked`).
+pub fn call_analyze_unlocked(
+    arguments: JsonObject,
+    session: &std::sync::Mutex<Session>,
+    progress: Progress<'_>,
+) -> ToolOutput {
+    output(
+        inputs::parse(arguments).and_then(|i| javascript::analyze_unlocked(i, session, progress)),
+    )
+}
+
 /// `open_binary` without holding the session while it works: the session
 /// is locked only to take its opener and, at the end, to install the
 /// target and record the Evidence. Mapping and hashing (which a huge file

@@ -18,7 +18,9 @@ use super::{ANALYZE_OPERATION, encode};
 use crate::javascript::{self, Analysis, Input, InputFormat, Limits, Options};
 use crate::providers::native::Progress;
 use crate::session::evidence::{EXCERPT_CHARS, excerpt};
-use crate::session::{Confidence, EvidenceDraft, Location, Session, Subject, native_identity};
+use crate::session::{
+    Confidence, EvidenceDraft, Location, ReadRoots, Session, Subject, native_identity,
+};
 use crate::tools::inputs::{AnalyzeJavascriptApplicationInput, ApplicationFormat};
 use crate::tools::{HandlerResult, ToolError};
 
@@ -32,10 +34,38 @@ pub(crate) fn analyze_javascript_application(
     session: &mut Session,
     progress: Progress<'_>,
 ) -> HandlerResult {
+    let draft = analysis_draft(input, session.read_roots(), progress)?;
+    let result = draft.result.clone();
+    let evidence = session.record(draft)?;
+    Ok((result, Some(evidence)))
+}
+
+/// The same without holding the session while the application is read
+/// and parsed: the lock is taken only for the read roots and, at the end,
+/// to record the Evidence.
+pub(crate) fn analyze_unlocked(
+    input: AnalyzeJavascriptApplicationInput,
+    session: &std::sync::Mutex<Session>,
+    progress: Progress<'_>,
+) -> HandlerResult {
+    let lock = || session.lock().unwrap_or_else(|p| p.into_inner());
+    let roots = lock().read_roots().clone();
+    let draft = analysis_draft(input, &roots, progress)?;
+    let result = draft.result.clone();
+    let evidence = lock().record(draft)?;
+    Ok((result, Some(evidence)))
+}
+
+/// The analysis of the requested application, as the Evidence it becomes.
+fn analysis_draft(
+    input: AnalyzeJavascriptApplicationInput,
+    roots: &ReadRoots,
+    progress: Progress<'_>,
+) -> Result<EvidenceDraft, ToolError> {
     let limits = input.limits.unwrap_or_default();
     limits.validate()?;
     let requested = checked_path(&input.input_path)?;
-    let opened = Input::open(session.read_roots().handles(), requested)?;
+    let opened = Input::open(roots.handles(), requested)?;
     let format = check_format(&opened, requested, input.format)?;
     let options = Options {
         limits,
@@ -48,19 +78,17 @@ pub(crate) fn analyze_javascript_application(
     };
     let analysis = javascript::analyze_input(&opened, &options, &reporter)?;
     let result = encode(&analysis, "analysis")?;
-    let draft = EvidenceDraft {
+    Ok(EvidenceDraft {
         operation: ANALYZE_OPERATION.to_owned(),
         subject: Some(subject(&analysis)),
         provider: native_identity(),
         parameters: parameters(format, &options),
-        result: result.clone(),
+        result,
         confidence: Confidence::Observed,
         limitations: analysis.limitations.clone(),
         locations: locations(&analysis),
         local_path: Some(requested.display().to_string()),
-    };
-    let evidence = session.record(draft)?;
-    Ok((result, Some(evidence)))
+    })
 }
 
 /// The path as given: absolute and bounded.

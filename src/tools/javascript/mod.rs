@@ -26,6 +26,7 @@ use crate::session::evidence::{EXCERPT_CHARS, excerpt};
 use crate::session::{Evidence, Session};
 
 pub(crate) use analyze::analyze_javascript_application as analyze;
+pub(crate) use analyze::analyze_unlocked;
 pub(crate) use compare::compare_application_versions as compare;
 pub(crate) use trace::trace_application_feature as trace;
 pub(crate) use view::inspect_analysis_view as view;
