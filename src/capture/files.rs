@@ -5,13 +5,13 @@
 
 use std::collections::BTreeMap;
 use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
 use super::redact::Secrets;
 use super::types::{FileChanges, FileEntry};
+use crate::confined::{ConfinedFile, EntryKind, Node, Roots};
 use crate::session::evidence::hex;
 
 /// Bytes hashed per file.
@@ -31,14 +31,10 @@ pub struct Snapshot {
     hashed: u64,
 }
 
-fn hash_file(path: &Path, size: u64) -> Option<(String, u64)> {
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-        .ok()?;
+/// Hashes at most [`MAX_HASHED_BYTES`] of an opened file.
+fn hash_file(file: &ConfinedFile) -> Option<(String, u64)> {
     let mut hasher = Sha256::new();
-    let mut reader = file.take(size.min(MAX_HASHED_BYTES));
+    let mut reader = file.reader().take(file.len().min(MAX_HASHED_BYTES));
     let mut buf = vec![0u8; 64 * 1024];
     let mut hashed = 0u64;
     loop {
@@ -54,68 +50,83 @@ fn hash_file(path: &Path, size: u64) -> Option<(String, u64)> {
     Some((hex(&hasher.finalize()), hashed))
 }
 
-/// Walks `root` breadth-first, keeping at most `max_entries` entries.
+/// Walks `root` breadth-first, keeping at most `max_entries` entries. The
+/// root is opened once; every directory below it is opened beneath it
+/// without following a symlink, and entries are typed by the directory
+/// (links are listed, never followed) and, for files, by `fstat` on the
+/// opened descriptor, so nothing swapped in meanwhile leads outside it.
 pub fn snapshot(root: &Path, max_entries: u64) -> Snapshot {
     let mut snap = Snapshot::default();
-    let mut queue = std::collections::VecDeque::from([(root.to_path_buf(), 0usize)]);
-    while let Some((dir, depth)) = queue.pop_front() {
-        let Ok(read) = std::fs::read_dir(&dir) else {
+    let Ok(root) = Roots::default().open_dir(root) else {
+        return snap;
+    };
+    let mut queue = std::collections::VecDeque::from([(String::new(), 0usize)]);
+    while let Some((dir_rel, depth)) = queue.pop_front() {
+        let Ok(dir) = root
+            .open_no_symlinks(Path::new(&dir_rel))
+            .and_then(|n| n.into_dir())
+        else {
             continue;
         };
-        for entry in read.filter_map(Result::ok) {
-            if snap.entries.len() as u64 >= max_entries {
-                snap.truncated = true;
-                return snap;
-            }
-            let path = entry.path();
-            let Ok(meta) = std::fs::symlink_metadata(&path) else {
-                continue;
-            };
-            let Ok(rel) = path.strip_prefix(root) else {
-                continue;
-            };
-            let rel = rel.to_string_lossy().into_owned();
-            let ft = meta.file_type();
-            let kind = if ft.is_file() {
-                "file"
-            } else if ft.is_dir() {
-                "directory"
-            } else if ft.is_symlink() {
-                "symlink"
+        let room = max_entries.saturating_sub(snap.entries.len() as u64);
+        let Ok((entries, more)) = dir.entries(room) else {
+            continue;
+        };
+        for entry in entries {
+            let name = entry.name.to_string_lossy().into_owned();
+            let rel = if dir_rel.is_empty() {
+                name
             } else {
-                "other"
+                format!("{dir_rel}/{name}")
             };
-            let (sha256, hashed_bytes) = if !ft.is_file() {
-                (None, 0)
-            } else if snap.hashed + meta.len().min(MAX_HASHED_BYTES) > MAX_SNAPSHOT_HASHED_BYTES {
-                snap.truncated = true;
-                (None, 0)
-            } else {
-                match hash_file(&path, meta.len()) {
-                    Some((h, n)) => {
-                        snap.hashed += n;
-                        (Some(h), n)
+            let mut record = FileEntry {
+                path: rel.clone(),
+                kind: match entry.kind {
+                    EntryKind::File => "file",
+                    EntryKind::Dir => "directory",
+                    EntryKind::Symlink => "symlink",
+                    EntryKind::Other => "other",
+                }
+                .to_string(),
+                size: 0,
+                sha256: None,
+                hashed_bytes: 0,
+            };
+            match entry.kind {
+                EntryKind::File => match dir.open_no_symlinks(Path::new(&entry.name)) {
+                    Ok(Node::File(file)) => {
+                        record.size = file.len();
+                        if snap.hashed + file.len().min(MAX_HASHED_BYTES)
+                            > MAX_SNAPSHOT_HASHED_BYTES
+                        {
+                            snap.truncated = true;
+                        } else if let Some((h, n)) = hash_file(&file) {
+                            snap.hashed += n;
+                            record.sha256 = Some(h);
+                            record.hashed_bytes = n;
+                        }
                     }
-                    None => (None, 0),
+                    // Swapped since the listing: listed as what it is now.
+                    _ => record.kind = "other".to_string(),
+                },
+                EntryKind::Dir => {
+                    if depth + 1 < MAX_DEPTH {
+                        queue.push_back((rel.clone(), depth + 1));
+                    } else {
+                        snap.truncated = true;
+                    }
                 }
-            };
-            if ft.is_dir() {
-                if depth + 1 < MAX_DEPTH {
-                    queue.push_back((path.clone(), depth + 1));
-                } else {
-                    snap.truncated = true;
+                EntryKind::Symlink | EntryKind::Other => {
+                    if let Ok(meta) = dir.symlink_metadata(Path::new(&entry.name)) {
+                        record.size = meta.len();
+                    }
                 }
             }
-            snap.entries.insert(
-                rel.clone(),
-                FileEntry {
-                    path: rel,
-                    kind: kind.to_string(),
-                    size: meta.len(),
-                    sha256,
-                    hashed_bytes,
-                },
-            );
+            snap.entries.insert(rel, record);
+        }
+        if more {
+            snap.truncated = true;
+            return snap;
         }
     }
     snap
@@ -191,5 +202,28 @@ mod tests {
         let snap = snapshot(dir.path(), 3);
         assert_eq!(snap.entries.len(), 3);
         assert!(snap.truncated);
+    }
+
+    #[test]
+    fn links_and_special_files_are_listed_never_followed_or_opened() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let outside = tempfile::tempdir().expect("tempdir");
+        std::fs::write(outside.path().join("secret"), "outside").expect("write");
+        let root = dir.path();
+        std::os::unix::fs::symlink(outside.path(), root.join("elsewhere")).expect("symlink");
+        let fifo = std::ffi::CString::new(root.join("pipe").as_os_str().as_encoded_bytes())
+            .expect("c string");
+        // SAFETY: a valid C string.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        let snap = snapshot(root, 100);
+        let paths: Vec<_> = snap.entries.keys().cloned().collect();
+        assert_eq!(
+            paths,
+            ["elsewhere", "pipe"],
+            "nothing below the link is listed"
+        );
+        assert_eq!(snap.entries["elsewhere"].kind, "symlink");
+        assert_eq!(snap.entries["pipe"].kind, "other");
+        assert!(snap.entries["pipe"].sha256.is_none());
     }
 }
