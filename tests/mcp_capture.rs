@@ -394,3 +394,33 @@ async fn a_script_whose_interpreter_lies_outside_the_roots_is_refused() {
         "{response}"
     );
 }
+
+/// A running capture holds no lock: the session answers meanwhile.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_session_answers_while_a_capture_runs() {
+    let dir = common::open_dir();
+    let src = "#include <unistd.h>\nint main(void) { sleep(3); return 0; }\n";
+    let Some(exe) = common::open_program(dir.path(), "sleeper", src) else {
+        return;
+    };
+    let hub = capture_hub(dir.path(), dir.path());
+    let (client, _, _) = common::connect_to(&hub, common::Era::Modern).await;
+    let peer = client.peer().clone();
+    let request = request(&exe, dir.path(), json!({}));
+    let running = tokio::spawn(async move {
+        common::call_peer_with(&peer, "capture_process_scenario", request).await
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let started = std::time::Instant::now();
+    let (status, failed) = common::call(&client, "binary_session", json!({})).await;
+    assert!(!failed, "{status}");
+    let waited = started.elapsed();
+    assert!(!running.is_finished(), "the capture was still running");
+    assert!(
+        waited < std::time::Duration::from_secs(2),
+        "binary_session waited {waited:?}"
+    );
+    let (captured, failed) = running.await.expect("capture task");
+    assert!(!failed, "{captured}");
+    assert_eq!(captured["result"]["exit"]["code"], json!(0), "{captured}");
+}

@@ -314,6 +314,9 @@ impl ServerHandler for ReaServer {
             if tool == ToolName::AnalyzeJavascriptApplication {
                 return tools::call_analyze_unlocked(arguments, &session, &report);
             }
+            if tool == ToolName::CaptureProcessScenario {
+                return tools::call_capture_unlocked(arguments, &session);
+            }
             // A first call on a large document indexes it: that happens
             // before the lock is taken.
             tools::prepare(tool, &arguments, &session, &report);

@@ -24,7 +24,9 @@ use crate::capture::redact::Secrets;
 use crate::capture::{self, RunAs, Scenario};
 use crate::providers::native::NativeImage;
 use crate::session::capture_records::CAPTURE_PROCESS_SCENARIO;
-use crate::session::{Confidence, EvidenceDraft, ProviderIdentity, Session, Subject};
+use crate::session::{
+    CapturePolicy, Confidence, EvidenceDraft, ProviderIdentity, Session, Subject,
+};
 
 /// Longest question, in characters.
 const MAX_QUESTION_CHARS: usize = 1000;
@@ -69,7 +71,32 @@ fn scrub(text: &str, values: &[String]) -> String {
 
 /// The `capture_process_scenario` handler.
 pub(crate) fn capture(input: CaptureProcessScenarioInput, session: &mut Session) -> HandlerResult {
-    let policy = session.capture_policy().clone();
+    let draft = capture_draft(input, &session.capture_policy().clone())?;
+    let result = draft.result.clone();
+    let evidence = session.record(draft)?;
+    Ok((result, Some(evidence)))
+}
+
+/// The same without holding the session while the program runs (up to its
+/// timeout): the lock is taken only for the policy and, at the end, to
+/// record the Evidence.
+pub(crate) fn capture_unlocked(
+    input: CaptureProcessScenarioInput,
+    session: &std::sync::Mutex<Session>,
+) -> HandlerResult {
+    let lock = || session.lock().unwrap_or_else(|p| p.into_inner());
+    let policy = lock().capture_policy().clone();
+    let draft = capture_draft(input, &policy)?;
+    let result = draft.result.clone();
+    let evidence = lock().record(draft)?;
+    Ok((result, Some(evidence)))
+}
+
+/// Runs the scenario the policy allows and describes it as Evidence.
+fn capture_draft(
+    input: CaptureProcessScenarioInput,
+    policy: &CapturePolicy,
+) -> Result<EvidenceDraft, ToolError> {
     let missing = policy.missing(input.approved);
     if !missing.is_empty() {
         return Err(ToolError::new(
@@ -149,14 +176,13 @@ pub(crate) fn capture(input: CaptureProcessScenarioInput, session: &mut Session)
         subject: Some(subject),
         provider: capture_identity(),
         parameters: parameters(&scenario, &secrets.redact_str(&input.question)),
-        result: result.clone(),
+        result,
         confidence: Confidence::Observed,
         limitations: capture.limitations.clone(),
         locations: Vec::new(),
         local_path: Some(scenario.executable.display().to_string()),
     };
-    let evidence = session.record(draft)?;
-    Ok((result, Some(evidence)))
+    Ok(draft)
 }
 
 /// The recorded parameters: the redacted scenario (no secret value, and

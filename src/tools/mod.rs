@@ -341,6 +341,15 @@ pub fn prepare(
     let _ = target.procedure_index_with_progress(index, progress);
 }
 
+/// `capture_process_scenario` without holding the session while the
+/// program runs (see `capture::capture_unlocked`).
+pub fn call_capture_unlocked(
+    arguments: JsonObject,
+    session: &std::sync::Mutex<Session>,
+) -> ToolOutput {
+    output(capture::parse(arguments).and_then(|i| capture::capture_unlocked(i, session)))
+}
+
 /// `analyze_javascript_application` without holding the session while it
 /// reads and parses the application (see `javascript::analyze_unlocked`).
 pub fn call_analyze_unlocked(
