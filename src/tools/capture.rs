@@ -72,9 +72,7 @@ fn scrub(text: &str, values: &[String]) -> String {
 /// The `capture_process_scenario` handler.
 pub(crate) fn capture(input: CaptureProcessScenarioInput, session: &mut Session) -> HandlerResult {
     let draft = capture_draft(input, &session.capture_policy().clone())?;
-    let result = draft.result.clone();
-    let evidence = session.record(draft)?;
-    Ok((result, Some(evidence)))
+    super::recorded(session, draft)
 }
 
 /// The same without holding the session while the program runs (up to its
@@ -84,12 +82,11 @@ pub(crate) fn capture_unlocked(
     input: CaptureProcessScenarioInput,
     session: &std::sync::Mutex<Session>,
 ) -> HandlerResult {
-    let lock = || session.lock().unwrap_or_else(|p| p.into_inner());
-    let policy = lock().capture_policy().clone();
-    let draft = capture_draft(input, &policy)?;
-    let result = draft.result.clone();
-    let evidence = lock().record(draft)?;
-    Ok((result, Some(evidence)))
+    super::without_lock(
+        session,
+        |s| s.capture_policy().clone(),
+        |policy| capture_draft(input, &policy),
+    )
 }
 
 /// Runs the scenario the policy allows and describes it as Evidence.

@@ -36,7 +36,7 @@ use crate::catalog::generated::tools::CATALOG_TOML;
 pub use crate::catalog::generated::tools::ToolName;
 use crate::catalog::spec::{Effect, ToolCatalogSpec, ToolSpec};
 use crate::providers::native::Progress;
-use crate::session::{Evidence, Session};
+use crate::session::{Evidence, EvidenceDraft, Session};
 pub use errors::ToolError;
 
 /// The parsed tool catalog, in catalog order (validated by build.rs).
@@ -339,6 +339,27 @@ pub fn prepare(
         }
     };
     let _ = target.procedure_index_with_progress(index, progress);
+}
+
+/// Records `draft` and answers with its result and Evidence.
+pub(crate) fn recorded(session: &mut Session, draft: EvidenceDraft) -> HandlerResult {
+    let result = draft.result.clone();
+    let evidence = session.record(draft)?;
+    Ok((result, Some(evidence)))
+}
+
+/// Runs `work` on what `take` copies out of the session without holding
+/// the session meanwhile, then records the Evidence `work` drafted: for
+/// tools whose work is long (reading an application, running a capture).
+pub(crate) fn without_lock<T>(
+    session: &std::sync::Mutex<Session>,
+    take: impl FnOnce(&Session) -> T,
+    work: impl FnOnce(T) -> Result<EvidenceDraft, ToolError>,
+) -> HandlerResult {
+    let lock = || session.lock().unwrap_or_else(|p| p.into_inner());
+    let taken = take(&lock());
+    let draft = work(taken)?;
+    recorded(&mut lock(), draft)
 }
 
 /// `capture_process_scenario` without holding the session while the

@@ -35,9 +35,7 @@ pub(crate) fn analyze_javascript_application(
     progress: Progress<'_>,
 ) -> HandlerResult {
     let draft = analysis_draft(input, session.read_roots(), progress)?;
-    let result = draft.result.clone();
-    let evidence = session.record(draft)?;
-    Ok((result, Some(evidence)))
+    crate::tools::recorded(session, draft)
 }
 
 /// The same without holding the session while the application is read
@@ -48,12 +46,11 @@ pub(crate) fn analyze_unlocked(
     session: &std::sync::Mutex<Session>,
     progress: Progress<'_>,
 ) -> HandlerResult {
-    let lock = || session.lock().unwrap_or_else(|p| p.into_inner());
-    let roots = lock().read_roots().clone();
-    let draft = analysis_draft(input, &roots, progress)?;
-    let result = draft.result.clone();
-    let evidence = lock().record(draft)?;
-    Ok((result, Some(evidence)))
+    crate::tools::without_lock(
+        session,
+        |s| s.read_roots().clone(),
+        |roots| analysis_draft(input, &roots, progress),
+    )
 }
 
 /// The analysis of the requested application, as the Evidence it becomes.
