@@ -239,11 +239,9 @@ impl CapturePolicy {
     /// absolute paths inside the executable roots too.
     pub fn executable(&self, path: &str) -> Result<(PathBuf, ConfinedFile), CapturePathError> {
         let (absolute, node) = open_in(path, "executable", &self.executable_roots)?;
-        let file = node.into_file().map_err(|_| CapturePathError::WrongKind {
-            field: "executable",
-            path: excerpt(path, EXCERPT_CHARS),
-            expected: "a regular file",
-        })?;
+        let file = node
+            .into_file()
+            .map_err(|_| wrong_kind("executable", path))?;
         self.check_interpreters(path, &file)?;
         Ok((absolute, file))
     }
@@ -285,11 +283,9 @@ impl CapturePolicy {
         path: &str,
     ) -> Result<(PathBuf, ConfinedDir), CapturePathError> {
         let (absolute, node) = open_in(path, "working_directory", &self.working_roots)?;
-        let dir = node.into_dir().map_err(|_| CapturePathError::WrongKind {
-            field: "working_directory",
-            path: excerpt(path, EXCERPT_CHARS),
-            expected: "a directory",
-        })?;
+        let dir = node
+            .into_dir()
+            .map_err(|_| wrong_kind("working_directory", path))?;
         Ok((absolute, dir))
     }
 }
@@ -317,6 +313,20 @@ fn shebang_interpreter(head: &[u8]) -> Option<Option<PathBuf>> {
     Some((name.first() == Some(&b'/')).then(|| PathBuf::from(std::ffi::OsStr::from_bytes(name))))
 }
 
+/// `path` is not what `field` needs: the executable a regular file, the
+/// working directory a directory.
+fn wrong_kind(field: &'static str, path: &str) -> CapturePathError {
+    CapturePathError::WrongKind {
+        field,
+        path: excerpt(path, EXCERPT_CHARS),
+        expected: if field == "executable" {
+            "a regular file"
+        } else {
+            "a directory"
+        },
+    }
+}
+
 /// Opens `path` (absolute) once beneath `roots`.
 fn open_in(
     path: &str,
@@ -335,15 +345,7 @@ fn open_in(
             which: roots.label(),
             roots: listed,
         }),
-        Err(OpenError::NotRegular { .. }) => Err(CapturePathError::WrongKind {
-            field,
-            path: shown,
-            expected: if field == "executable" {
-                "a regular file"
-            } else {
-                "a directory"
-            },
-        }),
+        Err(OpenError::NotRegular { .. }) => Err(wrong_kind(field, path)),
         Err(e) => Err(CapturePathError::Unresolvable {
             field,
             path: shown,
