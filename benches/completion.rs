@@ -374,6 +374,7 @@ fn generate(count: usize) -> Inventory {
             aliases,
             size: None,
             sources: rea::providers::Sources::of(rea::providers::Source::Symbol),
+            library: None,
         });
     }
     Inventory {

@@ -56,6 +56,14 @@ fn symbol_names(items: &Value, radare2: bool) -> BTreeSet<(String, String)> {
     let mut names = BTreeSet::new();
     for item in items.as_array().into_iter().flatten() {
         let address = item["address"].as_str().unwrap_or_default().to_owned();
+        // Imports at their stubs are named by the import tables; radare2
+        // names its own PLT entries `sym.imp.*`, compared elsewhere.
+        let imported = item["found_by"]
+            .as_array()
+            .is_some_and(|found| found.contains(&json!("import")));
+        if imported {
+            continue;
+        }
         let listed = item["name"].as_str().into_iter().chain(
             item["aliases"]
                 .as_array()

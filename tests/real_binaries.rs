@@ -50,11 +50,14 @@ async fn inventory_named_by(
             let address = item["address"].as_str().unwrap().to_string();
             assert!(address.starts_with("0x") && address == address.to_lowercase());
             addresses.insert(address.clone());
-            let counted = source.is_none_or(|wanted| {
+            let found_by = |wanted: &str| {
                 item["found_by"]
                     .as_array()
                     .is_some_and(|found| found.contains(&json!(wanted)))
-            });
+            };
+            // Imports are named by the import tables, not the symbol
+            // tables llvm-nm reads (tests/mcp_code.rs checks them).
+            let counted = source.is_none_or(found_by) && !found_by("import");
             if !counted {
                 continue;
             }

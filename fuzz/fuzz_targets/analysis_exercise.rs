@@ -4,7 +4,9 @@
 //! Open the file, list every document's procedures (which sweeps its code),
 //! then analyse a bounded sample of procedures: dossier, callers, callees,
 //! unresolved branches, containing-procedure lookups and references, at
-//! addresses taken from the procedures and from the input itself.
+//! addresses taken from the procedures and from the input itself. The
+//! import readers (ELF relocations and PLTs, PE import directories, Mach-O
+//! indirect symbols) run through the inventory, the layout and the thunks.
 
 use rea::providers::native::NativeImage;
 
@@ -19,6 +21,23 @@ pub fn exercise(image: &NativeImage, data: &[u8]) {
         };
         let procedures = &inventory.procedures;
         assert!(procedures.windows(2).all(|w| w[0].address < w[1].address));
+        // Every import is a procedure at its stub or slot.
+        if let Ok(thunks) = image.thunks(document) {
+            for import in thunks.imports() {
+                let Some(address) = import.address() else {
+                    continue;
+                };
+                let listed = procedures
+                    .binary_search_by_key(&address, |p| p.address)
+                    .is_ok();
+                assert!(
+                    listed || inventory.truncated,
+                    "import at {address:#x} not listed"
+                );
+                let _ = image.callers(document, address);
+            }
+        }
+        let _ = image.layout(document);
         let chosen = data
             .get(..8)
             .and_then(|b| b.try_into().ok())

@@ -130,7 +130,8 @@ pub struct Xref {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DataReference {
     pub target: u64,
-    /// `Read`, `Write` or `Address`.
+    /// `Read`, `Write` or `Address`; `Call` or `Jump` for an x86 indirect
+    /// branch through a static slot (`call [rip + slot]`).
     pub kind: RefKind,
 }
 
@@ -190,6 +191,27 @@ pub struct CallSite {
     pub target: u64,
 }
 
+/// How a call edge transfers control.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CallKind {
+    /// A call (`call`, `bl`, or `call [slot]` through an import slot).
+    Call,
+    /// A jump to another procedure's start (`jmp f`, `b f`, `jmp [slot]`):
+    /// a tail call, which returns to the caller's caller.
+    TailCall,
+}
+
+impl CallKind {
+    /// The call edge a reference of this kind makes, if any.
+    pub fn of(kind: RefKind) -> Option<CallKind> {
+        match kind {
+            RefKind::Call => Some(CallKind::Call),
+            RefKind::Jump | RefKind::ConditionalJump => Some(CallKind::TailCall),
+            RefKind::Read | RefKind::Write | RefKind::Address => None,
+        }
+    }
+}
+
 /// One edge of the direct call graph, at one call instruction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct CallEdge {
@@ -200,6 +222,7 @@ pub struct CallEdge {
     pub at: u64,
     /// Entry of the called procedure.
     pub callee: u64,
+    pub kind: CallKind,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

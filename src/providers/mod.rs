@@ -51,6 +51,9 @@ pub struct Procedure {
     pub size: Option<u64>,
     /// How the procedure was found (one or more ways).
     pub sources: Sources,
+    /// For an imported function, the library the file binds it to, when
+    /// the file says which.
+    pub library: Option<String>,
 }
 
 /// One way a procedure can be found.
@@ -78,10 +81,12 @@ pub enum Source {
     CallTarget,
     /// radare2's function analysis.
     Radare2,
+    /// An imported function: its stub, or its import slot.
+    Import,
 }
 
 impl Source {
-    pub const ALL: [Source; 11] = [
+    pub const ALL: [Source; 12] = [
         Source::Symbol,
         Source::DynamicSymbol,
         Source::Export,
@@ -93,6 +98,7 @@ impl Source {
         Source::GoPclntab,
         Source::CallTarget,
         Source::Radare2,
+        Source::Import,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -108,6 +114,7 @@ impl Source {
             Source::GoPclntab => "go_pclntab",
             Source::CallTarget => "call_target",
             Source::Radare2 => "radare2",
+            Source::Import => "import",
         }
     }
 

@@ -10,7 +10,7 @@ use std::sync::{Arc, MutexGuard};
 
 use super::{ActiveTarget, Backend, ProcedureIndex, Radare2Backend, SessionError};
 use crate::providers::Inventory;
-use crate::providers::code::{CallEdge, FunctionDossier, UnresolvedKind, Xref};
+use crate::providers::code::{CallEdge, CallKind, FunctionDossier, UnresolvedKind, Xref};
 use crate::providers::native::{
     Extents, FunctionError, Location, MAX_FUNCTION_INSTRUCTIONS, Progress,
 };
@@ -111,6 +111,15 @@ impl ActiveTarget {
         }
     }
 
+    /// Other addresses that stand for the procedure starting at `entry`:
+    /// an import's other stubs and its slots, stubs that forward to it.
+    pub fn aliases(&self, document: usize, entry: u64) -> Result<Vec<u64>, SessionError> {
+        match &self.backend {
+            Backend::Native => Ok(self.image.thunks(document)?.aliases_of(entry).to_vec()),
+            Backend::Radare2(_) => Ok(Vec::new()),
+        }
+    }
+
     /// Direct calls to the procedure starting at `entry`.
     pub fn callers(&self, document: usize, entry: u64) -> Result<Vec<CallEdge>, SessionError> {
         match &self.backend {
@@ -124,6 +133,7 @@ impl ActiveTarget {
                         caller: extents.containing_start(site.at),
                         at: site.at,
                         callee: entry,
+                        kind: CallKind::Call,
                     })
                     .collect())
             }
@@ -149,6 +159,7 @@ impl ActiveTarget {
                         caller: Some(entry),
                         at: site.at,
                         callee: site.target,
+                        kind: CallKind::Call,
                     })
                     .collect())
             }

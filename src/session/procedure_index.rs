@@ -107,6 +107,7 @@ mod tests {
             aliases: aliases.iter().map(|a| a.to_string()).collect(),
             size: None,
             sources: crate::providers::Sources::of(crate::providers::Source::Symbol),
+            library: None,
         }
     }
 

@@ -11,7 +11,7 @@ use super::inputs::{
 use super::paging::PageRequest;
 use super::procedures::{parse_address, resolve};
 use super::{HandlerResult, ToolError, ToolName};
-use crate::providers::code::{CallEdge, FunctionDossier, Instruction};
+use crate::providers::code::{CallEdge, CallKind, Flow, FunctionDossier, Instruction};
 use crate::providers::format_address;
 use crate::providers::native::{Containment, Progress, StringTable};
 use crate::session::{ActiveTarget, ProcedureIndex, Session};
@@ -173,19 +173,8 @@ pub(crate) fn analyze_function(
         .function(scope.document, procedure.address, max as usize)?;
     let callers = scope.target.callers(scope.document, procedure.address)?;
     let strings = scope.target.image.strings(scope.document)?;
-    let mut result = dossier_json(&dossier, &scope.index, &strings);
-    for (callee, call) in result["callees"]
-        .as_array_mut()
-        .into_iter()
-        .flatten()
-        .zip(&dossier.callees)
-    {
-        let resolved = scope.target.call_target(scope.document, call.target)?;
-        if resolved != call.target {
-            callee["target"] = procedure_ref(&scope.index, resolved);
-            callee["through_stub"] = json!(format_address(call.target));
-        }
-    }
+    let mut result = dossier_json(&dossier, &strings);
+    result["callees"] = json!(callees_json(&scope, &dossier)?);
     result["document"] = json!(scope.name);
     result["procedure"] = procedure_ref(&scope.index, procedure.address);
     result["procedure"]["found_by"] = json!(procedure.sources.names());
@@ -199,7 +188,8 @@ pub(crate) fn analyze_function(
     result["callers_total"] = json!(callers.len());
     let mut limitations = dossier.limitations.clone();
     limitations.push(
-        "callers are direct calls only; calls through pointers, vtables or tables are not seen"
+        "callers are direct calls, tail calls (tail_call) and calls through import stubs and \
+         slots; calls through other pointers, vtables or tables are not seen"
             .to_owned(),
     );
     let parameters = json!({
@@ -230,7 +220,7 @@ fn instruction_json(instruction: &Instruction) -> Value {
     })
 }
 
-fn dossier_json(dossier: &FunctionDossier, index: &ProcedureIndex, strings: &StringTable) -> Value {
+fn dossier_json(dossier: &FunctionDossier, strings: &StringTable) -> Value {
     let blocks: Vec<Value> = dossier
         .blocks
         .iter()
@@ -245,11 +235,6 @@ fn dossier_json(dossier: &FunctionDossier, index: &ProcedureIndex, strings: &Str
                 })).collect::<Vec<_>>(),
             })
         })
-        .collect();
-    let callees: Vec<Value> = dossier
-        .callees
-        .iter()
-        .map(|call| json!({"at": format_address(call.at), "target": procedure_ref(index, call.target)}))
         .collect();
     let references: Vec<Value> = dossier
         .references
@@ -277,7 +262,6 @@ fn dossier_json(dossier: &FunctionDossier, index: &ProcedureIndex, strings: &Str
         "end": dossier.end.map(format_address),
         "instructions": dossier.instructions.iter().map(instruction_json).collect::<Vec<_>>(),
         "blocks": blocks,
-        "callees": callees,
         "references": references,
         "unresolved": unresolved,
         "truncated": dossier.truncated,
@@ -285,10 +269,48 @@ fn dossier_json(dossier: &FunctionDossier, index: &ProcedureIndex, strings: &Str
 }
 
 fn caller_json(edge: &CallEdge, index: &ProcedureIndex) -> Value {
-    json!({
+    let mut value = json!({
         "at": format_address(edge.at),
         "procedure": edge.caller.map(|entry| procedure_ref(index, entry)),
-    })
+    });
+    if edge.kind == CallKind::TailCall {
+        value["tail_call"] = json!(true);
+    }
+    value
+}
+
+/// The dossier's calls, each to the procedure it reaches: through an
+/// import's stub or slot (`through`), or directly. A call through a slot
+/// that is no import's (a function pointer in data) is not a callee; it
+/// stays in `unresolved`, where the dossier lists every indirect call.
+fn callees_json(scope: &Scope, dossier: &FunctionDossier) -> Result<Vec<Value>, ToolError> {
+    let procedures = &scope.index.inventory.procedures;
+    let mut callees = Vec::with_capacity(dossier.callees.len());
+    for call in &dossier.callees {
+        let resolved = scope.target.call_target(scope.document, call.target)?;
+        let starts = |address: u64| {
+            procedures
+                .binary_search_by_key(&address, |p| p.address)
+                .is_ok()
+        };
+        let direct = dossier
+            .instructions
+            .iter()
+            .find(|instruction| instruction.address == call.at)
+            .is_none_or(|instruction| matches!(instruction.flow, Flow::Call { .. }));
+        if !direct && !starts(resolved) {
+            continue;
+        }
+        let mut value = json!({
+            "at": format_address(call.at),
+            "target": procedure_ref(&scope.index, resolved),
+        });
+        if resolved != call.target {
+            value["through"] = json!(format_address(call.target));
+        }
+        callees.push(value);
+    }
+    Ok(callees)
 }
 
 pub(crate) fn xrefs(
@@ -302,13 +324,31 @@ pub(crate) fn xrefs(
         Some(address) => address,
         None => resolve(&scope.index, &input.address)?.address,
     };
-    let wanted = page.offset.saturating_add(u64::from(page.limit));
-    let (upto_page, total) = scope.target.xrefs_to(
-        scope.document,
-        address,
-        address.saturating_add(1),
-        usize::try_from(wanted).unwrap_or(usize::MAX),
-    )?;
+    let wanted =
+        usize::try_from(page.offset.saturating_add(u64::from(page.limit))).unwrap_or(usize::MAX);
+    // An import is also reached through its other stubs and its slots.
+    let aliases = scope.target.aliases(scope.document, address)?;
+    let (upto_page, total) = if aliases.is_empty() {
+        scope
+            .target
+            .xrefs_to(scope.document, address, address.saturating_add(1), wanted)?
+    } else {
+        let mut all = Vec::new();
+        let mut total = 0;
+        for target in std::iter::once(address).chain(aliases) {
+            let (found, count) = scope.target.xrefs_to(
+                scope.document,
+                target,
+                target.saturating_add(1),
+                usize::MAX,
+            )?;
+            total += count;
+            all.extend(found);
+        }
+        all.sort_unstable_by_key(|xref| (xref.from, xref.to));
+        all.truncate(wanted);
+        (all, total)
+    };
     let skip = usize::try_from(page.offset).unwrap_or(usize::MAX);
     let items: Vec<Value> = upto_page
         .iter()
@@ -318,11 +358,15 @@ pub(crate) fn xrefs(
                 Ok(Some(start)) => procedure_ref(&scope.index, start),
                 _ => Value::Null,
             };
-            json!({
+            let mut item = json!({
                 "from": format_address(xref.from),
                 "kind": xref.kind.as_str(),
                 "procedure": procedure,
-            })
+            });
+            if xref.to != address {
+                item["to"] = json!(format_address(xref.to));
+            }
+            item
         })
         .collect();
     let spelled = format_address(address);
@@ -342,19 +386,22 @@ pub(crate) fn xrefs(
     scope.observe(session, ToolName::Xrefs, parameters, result, limitations)
 }
 
+/// One call site: where, and whether it is a tail call.
+type Site = (u64, CallKind);
+
 /// Call edges grouped by the procedure on the other end, in address order
 /// (`None`, calls from code outside every procedure, last).
 fn grouped(
     edges: &[CallEdge],
     other_end: impl Fn(&CallEdge) -> Option<u64>,
-) -> Vec<(Option<u64>, Vec<u64>)> {
-    let mut groups: BTreeMap<(bool, u64), Vec<u64>> = BTreeMap::new();
+) -> Vec<(Option<u64>, Vec<Site>)> {
+    let mut groups: BTreeMap<(bool, u64), Vec<Site>> = BTreeMap::new();
     for edge in edges {
         let key = match other_end(edge) {
             Some(entry) => (false, entry),
             None => (true, 0),
         };
-        groups.entry(key).or_default().push(edge.at);
+        groups.entry(key).or_default().push((edge.at, edge.kind));
     }
     groups
         .into_iter()
@@ -372,20 +419,28 @@ fn calls_result(
     scope: &Scope,
     page: PageRequest,
     procedure: u64,
-    groups: &[(Option<u64>, Vec<u64>)],
+    groups: &[(Option<u64>, Vec<Site>)],
 ) -> Value {
     let items: Vec<Value> = page
         .slice(groups)
         .iter()
         .map(|(entry, sites)| {
+            let listed = &sites[..sites.len().min(MAX_CALL_SITES_LISTED)];
+            let of_kind = |kind: CallKind| {
+                listed
+                    .iter()
+                    .filter(|(_, k)| *k == kind)
+                    .map(|&(at, _)| format_address(at))
+                    .collect::<Vec<_>>()
+            };
             let mut item = json!({
                 "procedure": entry.map(|e| procedure_ref(&scope.index, e)),
-                "call_sites": sites
-                    .iter()
-                    .take(MAX_CALL_SITES_LISTED)
-                    .map(|&s| format_address(s))
-                    .collect::<Vec<_>>(),
+                "call_sites": of_kind(CallKind::Call),
             });
+            let tail_calls = of_kind(CallKind::TailCall);
+            if !tail_calls.is_empty() {
+                item["tail_call_sites"] = json!(tail_calls);
+            }
             if sites.len() > MAX_CALL_SITES_LISTED {
                 item["call_sites_omitted"] = json!(sites.len() - MAX_CALL_SITES_LISTED);
             }
@@ -397,6 +452,16 @@ fn calls_result(
         "procedure": procedure_ref(&scope.index, procedure),
         "items": items,
     });
+    if let Some(procedure) = scope
+        .index
+        .inventory
+        .procedures
+        .binary_search_by_key(&procedure, |p| p.address)
+        .ok()
+        .and_then(|i| scope.index.inventory.procedures.get(i))
+    {
+        super::procedures::import_facts(procedure, &mut result["procedure"]);
+    }
     page.annotate(groups.len(), &mut result);
     result
 }
@@ -430,14 +495,15 @@ fn procedure_calls(
         let edges = scope.target.callers(scope.document, entry)?;
         (
             grouped(&edges, |edge| edge.caller),
-            "only direct calls are listed; callers through function pointers, vtables or tables \
-             are not seen",
+            "calls, tail calls (tail_call_sites) and calls through import stubs and slots are \
+             listed; callers through other function pointers, vtables or tables are not seen",
         )
     } else {
         let edges = scope.target.callees(scope.document, entry)?;
         (
             grouped(&edges, |edge| Some(edge.callee)),
-            "only direct calls are listed; indirect calls are counted under unresolved",
+            "calls, tail calls (tail_call_sites) and calls through import stubs and slots are \
+             listed; other indirect calls are counted under unresolved",
         )
     };
     let mut result = calls_result(&scope, page, entry, &groups);

@@ -83,6 +83,9 @@ pub(crate) fn list_procedures(
             if let Some(size) = p.size {
                 item["size"] = json!(size);
             }
+            if let Some(library) = &p.library {
+                item["library"] = json!(library);
+            }
             item
         })
         .collect();

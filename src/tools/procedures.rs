@@ -7,7 +7,7 @@ use super::inputs::{ProcedureAddressInput, SearchInput};
 use super::search::Search;
 use super::{HandlerResult, ToolError, ToolName};
 use crate::catalog::suggest;
-use crate::providers::{Procedure, format_address};
+use crate::providers::{Procedure, Source, format_address};
 use crate::session::{ProcedureIndex, Session};
 
 /// Most candidates listed when a name is ambiguous.
@@ -27,7 +27,19 @@ fn item(p: &Procedure, matched: &str, index: &ProcedureIndex) -> Value {
     if let Some(d) = index.demangled(matched) {
         item["demangled"] = json!(d);
     }
+    import_facts(p, &mut item);
     item
+}
+
+/// Marks an imported function (`imported`, and its `library` when the file
+/// names one), so an agent knows it has callers here but no code.
+pub(crate) fn import_facts(p: &Procedure, item: &mut Value) {
+    if p.sources.contains(Source::Import) {
+        item["imported"] = json!(true);
+        if let Some(library) = &p.library {
+            item["library"] = json!(library);
+        }
+    }
 }
 
 pub(crate) fn search_procedures(input: SearchInput, session: &mut Session) -> HandlerResult {
@@ -151,6 +163,8 @@ pub(crate) fn procedure_address(
     if !procedure.aliases.is_empty() {
         result["aliases"] = json!(procedure.aliases);
     }
+    result["found_by"] = json!(procedure.sources.names());
+    import_facts(procedure, &mut result);
     let draft = target.observation(
         ToolName::ProcedureAddress.as_str(),
         target.document_subject(document),

@@ -14,7 +14,7 @@ use super::procedures::resolve;
 use super::{HandlerResult, ToolError, ToolName};
 use crate::providers::code::UnresolvedKind;
 use crate::providers::format_address;
-use crate::providers::native::Progress;
+use crate::providers::native::{FoundString, Progress, StringEncoding};
 use crate::session::Session;
 
 /// Most procedures, edges and unknowns one trace lists (totals are exact).
@@ -111,10 +111,18 @@ pub(crate) fn trace_feature(
     for found in string_matches.iter().take(max_seeds as usize) {
         let end = found.address.saturating_add(found.byte_len().max(1));
         let wanted = usize::try_from(budget.left).unwrap_or(usize::MAX);
-        let (refs, total) = scope
+        let (all_refs, seen) = scope
             .target
             .xrefs_to(scope.document, found.address, end, wanted)?;
-        budget.spend(total as u64);
+        budget.spend(seen as u64);
+        // A reference into the middle of the string counts only when the
+        // text from there on matches too: a pointer to the `'` closing
+        // "invalid argument '%s'" is not a use of "'s".
+        let (refs, tails): (Vec<_>, Vec<_>) = all_refs.into_iter().partition(|xref| {
+            xref.to == found.address
+                || suffix_at(found, xref.to).is_some_and(|text| pattern.is_match(text))
+        });
+        let total = seen - tails.len();
         string_items.push(json!({
             "address": format_address(found.address),
             "value": found.value,
@@ -474,8 +482,51 @@ fn enumerate_paths(
     paths
 }
 
+/// The string's text from `address` on, when `address` is a character
+/// boundary inside it.
+fn suffix_at(found: &FoundString, address: u64) -> Option<&str> {
+    let offset = usize::try_from(address.checked_sub(found.address)?).ok()?;
+    match found.encoding {
+        StringEncoding::Ascii | StringEncoding::Utf8 => found.value.get(offset..),
+        StringEncoding::Utf16Le => {
+            if offset % 2 != 0 {
+                return None;
+            }
+            let (start, _) = found.value.char_indices().nth(offset / 2)?;
+            found.value.get(start..)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
+
+    use crate::providers::native::{FoundString, StringEncoding};
+
+    fn found(value: &str, encoding: StringEncoding) -> FoundString {
+        FoundString {
+            address: 0x100,
+            encoding,
+            value: value.to_owned(),
+            section: ".rodata".to_owned(),
+            truncated: false,
+        }
+    }
+
+    #[test]
+    fn a_reference_inside_a_string_sees_the_text_from_there_on() {
+        let text = found("invalid %s argument '%s'", StringEncoding::Ascii);
+        assert_eq!(super::suffix_at(&text, 0x100 + 20), Some("'%s'"));
+        assert_eq!(super::suffix_at(&text, 0x100), Some(text.value.as_str()));
+        assert_eq!(super::suffix_at(&text, 0xff), None);
+        let wide = found("héllo", StringEncoding::Utf16Le);
+        assert_eq!(super::suffix_at(&wide, 0x100 + 2), Some("éllo"));
+        assert_eq!(super::suffix_at(&wide, 0x100 + 3), None);
+        let utf8 = found("héllo", StringEncoding::Utf8);
+        // Inside the two bytes of é: no character starts there.
+        assert_eq!(super::suffix_at(&utf8, 0x100 + 2), None);
+        assert_eq!(super::suffix_at(&utf8, 0x100 + 3), Some("llo"));
+    }
     use super::*;
 
     #[test]

@@ -103,6 +103,7 @@ mod tests {
                     aliases: Vec::new(),
                     size,
                     sources: Sources::of(Source::EhFrame),
+                    library: None,
                 })
                 .collect(),
             truncated: false,

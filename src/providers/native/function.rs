@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 
 use super::disasm;
 use crate::providers::code::{
-    Arch, BasicBlock, CallSite, Edge, EdgeKind, Flow, FunctionDossier, Instruction, Unresolved,
-    UnresolvedKind, Xref,
+    Arch, BasicBlock, CallSite, Edge, EdgeKind, Flow, FunctionDossier, Instruction, RefKind,
+    Unresolved, UnresolvedKind, Xref,
 };
 
 /// Most instructions one dossier lists.
@@ -57,6 +57,16 @@ pub(super) fn dossier(
             _ => {}
         }
         if let Some(data) = instruction.data {
+            // `call [slot]`: a call through a static slot is a callee the
+            // tool layer names when the slot is an import's; it stays
+            // unresolved too, since the slot's content is not read here.
+            if data.kind == RefKind::Call {
+                callees.push(CallSite {
+                    at,
+                    target: data.target,
+                });
+                continue;
+            }
             references.push(Xref {
                 from: at,
                 to: data.target,

@@ -18,6 +18,7 @@ mod documents;
 mod entry;
 mod extents;
 mod function;
+pub mod imports;
 mod layout;
 mod overview;
 mod procedures;
@@ -268,8 +269,34 @@ impl NativeImage {
                 .map(|&(address, name)| {
                     procedures::Candidate::named(address, name, super::Source::GoPclntab)
                 });
-            let mut inventory = procedures::inventory(&file, tables.chain(calls).chain(go_named));
+            let thunks = self.thunks(document)?;
+            let macho = self.documents[document].format == super::Format::MachO;
+            let imports = thunks.imports().iter().flat_map(|import| {
+                let address = import.address();
+                let named = |name| {
+                    address.map(|address| {
+                        procedures::Candidate::import(address, name, import.library.as_deref())
+                    })
+                };
+                // Mach-O spells C symbols with a leading `_`; the C name is
+                // an alias, so `open` finds `_open`.
+                let c_name = import
+                    .name
+                    .strip_prefix('_')
+                    .filter(|name| macho && !name.is_empty() && !name.starts_with('_'));
+                named(&import.name)
+                    .into_iter()
+                    .chain(c_name.and_then(named))
+            });
+            let mut inventory =
+                procedures::inventory(&file, tables.chain(calls).chain(go_named).chain(imports));
             inventory.limitations.extend(discovered.limitations);
+            inventory
+                .limitations
+                .extend(thunks.limitations.iter().cloned());
+            if let Some(sentence) = self.unbound_imports_note(document, &thunks) {
+                inventory.limitations.push(sentence);
+            }
             inventory.limitations.extend(go.limitations);
             inventory
                 .limitations
@@ -393,9 +420,41 @@ impl NativeImage {
         cell.get_or_init(|| {
             let index = self.code_index(document, &|_, _| {})?;
             let file = self.parse(document)?;
-            Ok(Arc::new(Thunks::new(&file, &index)))
+            let code = CodeMap::new(&file, self.code_budget(document));
+            let table = imports::ImportTable::read(&file, &code);
+            Ok(Arc::new(Thunks::new(&file, &code, &index, table)))
         })
         .clone()
+    }
+
+    /// ELF names no library for an import without a version need: say so
+    /// once, with the libraries the file needs (any of them may provide
+    /// it), rather than guess.
+    fn unbound_imports_note(&self, document: usize, thunks: &Thunks) -> Option<String> {
+        let unbound = thunks
+            .imports()
+            .iter()
+            .filter(|import| import.library.is_none())
+            .count();
+        if unbound == 0 {
+            return None;
+        }
+        let needed = self.layout(document).ok()?.needed_libraries;
+        let candidates = if needed.is_empty() {
+            "the file names no needed library".to_owned()
+        } else {
+            format!(
+                "any of the libraries the file needs may provide them: {}",
+                needed
+                    .iter()
+                    .map(|name| crate::text::excerpt(name, 128))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        Some(format!(
+            "{unbound} imported function(s) are not bound to a library by the file; {candidates}"
+        ))
     }
 
     /// Direct calls to the procedure starting at `entry`.
@@ -497,7 +556,16 @@ impl NativeImage {
             .get(document)
             .ok_or_else(|| self.unknown_index(document))?;
         let file = self.parse(document)?;
-        Ok(layout::layout(&file, info))
+        let mut layout = layout::layout(&file, info);
+        let code = CodeMap::new(&file, self.code_budget(document));
+        let table = imports::ImportTable::read(&file, &code);
+        for import in &mut layout.imports {
+            if let Some(found) = table.find(&import.library, &import.name) {
+                import.stub = found.stubs.first().copied().map(super::format_address);
+                import.slot = found.slots.first().copied().map(super::format_address);
+            }
+        }
+        Ok(layout)
     }
 
     /// Parses one document's headers again. Parsing is cheap (no symbol

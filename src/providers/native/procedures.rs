@@ -45,6 +45,8 @@ pub(super) struct Candidate<'data> {
     source: Source,
     /// Extent stated by the table this came from (zero means unknown).
     size: u64,
+    /// The library an imported function comes from.
+    library: Option<String>,
 }
 
 impl<'data> Candidate<'data> {
@@ -57,6 +59,24 @@ impl<'data> Candidate<'data> {
             binding: Binding::Global,
             source,
             size: 0,
+            library: None,
+        }
+    }
+
+    /// An imported function at its stub or slot. Its binding is weak, so
+    /// a symbol the file defines at the same address names it first.
+    pub(super) fn import(
+        address: u64,
+        name: &'data str,
+        library: Option<&str>,
+    ) -> Candidate<'data> {
+        Candidate {
+            address,
+            name: Cow::Borrowed(name.as_bytes()),
+            binding: Binding::Weak,
+            source: Source::Import,
+            size: 0,
+            library: library.map(str::to_owned),
         }
     }
 
@@ -68,6 +88,7 @@ impl<'data> Candidate<'data> {
             binding: Binding::Local,
             source,
             size: size.unwrap_or(0),
+            library: None,
         }
     }
 }
@@ -139,6 +160,7 @@ fn collect_symbols<'data, S: ObjectSymbol<'data>>(
             binding: binding(&symbol),
             source,
             size: symbol.size(),
+            library: None,
         });
     }
 }
@@ -177,6 +199,7 @@ fn collect_pe_exports<'data>(file: &object::File<'data>, out: &mut Vec<Candidate
             binding: Binding::Global,
             source: Source::Export,
             size: 0,
+            library: None,
         });
     }
 }
@@ -258,6 +281,7 @@ fn procedure_at(group: &[Candidate<'_>], non_utf8_names: &mut usize) -> Option<P
         aliases,
         size,
         sources,
+        library: group.iter().find_map(|candidate| candidate.library.clone()),
     })
 }
 
@@ -272,6 +296,7 @@ mod tests {
             binding,
             source: Source::Symbol,
             size: 0,
+            library: None,
         }
     }
 
@@ -324,6 +349,7 @@ mod tests {
                 aliases: vec!["alpha".to_owned()],
                 size: None,
                 sources: Sources::of(Source::Symbol),
+                library: None,
             }]
         );
     }

@@ -159,6 +159,7 @@ fn procedure(address: u64, name: Option<&str>, aliases: &[&str]) -> Procedure {
         aliases: aliases.iter().map(|alias| (*alias).to_owned()).collect(),
         size: None,
         sources: crate::providers::Sources::of(crate::providers::Source::Symbol),
+        library: None,
     }
 }
 

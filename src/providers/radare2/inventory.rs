@@ -55,6 +55,7 @@ pub(crate) fn inventory(
                         aliases: Vec::new(),
                         size,
                         sources: Sources::of(Source::Radare2),
+                        library: None,
                     },
                 );
             }

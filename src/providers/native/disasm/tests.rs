@@ -44,6 +44,10 @@ fn write(target: u64) -> Option<DataReference> {
     })
 }
 
+fn through(kind: RefKind, target: u64) -> Option<DataReference> {
+    Some(DataReference { target, kind })
+}
+
 fn address(target: u64) -> Option<DataReference> {
     Some(DataReference {
         target,
@@ -120,9 +124,9 @@ fn x86_64_static_memory_operands_are_data_references() {
         (&[0x80, 0x3d, 0x10, 0, 0, 0, 0x00], read(0x1017)),
         // push qword ptr [rip + 0x10]: the stack write is not the operand
         (&[0xff, 0x35, 0x10, 0, 0, 0], read(0x1016)),
-        // call / jmp through a pointer slot read it
-        (&[0xff, 0x15, 0x10, 0, 0, 0], read(0x1016)),
-        (&[0xff, 0x25, 0x20, 0, 0, 0], read(0x1026)),
+        // call / jmp through a pointer slot go through it
+        (&[0xff, 0x15, 0x10, 0, 0, 0], through(RefKind::Call, 0x1016)),
+        (&[0xff, 0x25, 0x20, 0, 0, 0], through(RefKind::Jump, 0x1026)),
         // mov eax, dword ptr [0x601040]: absolute
         (&[0x8b, 0x04, 0x25, 0x40, 0x10, 0x60, 0x00], read(0x60_1040)),
         // mov rax, qword ptr fs:[-8]: thread-local, not an address
@@ -168,7 +172,7 @@ fn x86_absolute_operands_and_far_branches() {
         (
             &[0xff, 0x15, 0x00, 0x90, 0x04, 0x08],
             Flow::IndirectCall,
-            read(0x0804_9000),
+            through(RefKind::Call, 0x0804_9000),
         ),
         // jmp far 0x10:0x1000 and call far 0x10:0x1000: segment:offset
         (

@@ -11,8 +11,9 @@
 //!   `gs:`, which address thread-local storage). `lea` takes the address;
 //!   any other instruction that may write the operand (including
 //!   read-modify-write) writes it; everything else reads it. An indirect
-//!   `call [rip + x]` therefore reads its pointer slot, while direct
-//!   branches have no memory operand at all.
+//!   `call [rip + x]` or `jmp [rip + x]` goes through its pointer slot: the
+//!   reference is a `Call` or `Jump` to the slot (an import's IAT or GOT
+//!   entry), not a plain read. Direct branches have no memory operand.
 
 use iced_x86::{
     Code, CodeSize, Decoder, DecoderError, DecoderOptions, FlowControl, Formatter as _,
@@ -65,7 +66,8 @@ impl<'a> Cursor<'a> {
             // never accesses its operand.
             let data = match flow {
                 Flow::Stop => None,
-                _ => data_reference(&self.instruction, &mut self.info),
+                _ => data_reference(&self.instruction, &mut self.info)
+                    .map(|data| through_slot(flow, data)),
             };
             return Some(Decoded {
                 address,
@@ -289,6 +291,17 @@ fn data_reference(
         }
     };
     Some(DataReference { target, kind })
+}
+
+/// An indirect call or jump whose operand is a static slot goes through
+/// that slot: the reference is a call or jump to it.
+fn through_slot(flow: Flow, data: DataReference) -> DataReference {
+    let kind = match (flow, data.kind) {
+        (Flow::IndirectCall, RefKind::Read) => RefKind::Call,
+        (Flow::IndirectJump, RefKind::Read) => RefKind::Jump,
+        _ => data.kind,
+    };
+    DataReference { kind, ..data }
 }
 
 /// Index of the explicit `[...]` operand, if the instruction has one.

@@ -264,6 +264,8 @@ fn elf_symbols<'data, Elf: FileHeader<Endian = Endianness>>(
                 let import = LayoutImport {
                     library: String::new(),
                     name,
+                    stub: None,
+                    slot: None,
                 };
                 if seen.insert(import.name.clone()) {
                     imports.push(import);

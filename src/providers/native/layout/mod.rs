@@ -155,6 +155,14 @@ pub struct LayoutImport {
     pub library: String,
     /// Symbol name; `#N` for a PE import by ordinal.
     pub name: String,
+    /// The first stub in a stub section (ELF PLT, Mach-O `__stubs`) that
+    /// jumps through the import's slot, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stub: Option<String>,
+    /// The first slot the loader fills with the function's address (GOT,
+    /// IAT, `__got`/`__la_symbol_ptr`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slot: Option<String>,
 }
 
 /// An exported symbol.

@@ -33,6 +33,8 @@ pub(super) fn object_imports(file: &object::File<'_>, notes: &mut Notes) -> Vec<
         let import = LayoutImport {
             library: shared.name(import.library()),
             name,
+            stub: None,
+            slot: None,
         };
         if seen.contains(&import) {
             return true;

@@ -1,0 +1,241 @@
+//! Imported functions and where the code reaches them.
+//!
+//! A stripped binary still names every function it imports, because the
+//! loader needs the names: ELF dynamic relocations on GOT slots, the PE
+//! import and delay-load directories, and the Mach-O indirect symbol table.
+//! This module reads those tables into one [`ImportTable`]: per imported
+//! function its name, the library when the file says which, the *slots*
+//! the loader fills with its address, and the *stubs* in dedicated stub
+//! sections (ELF `.plt*`, Mach-O `__stubs`/`__auth_stubs`) that jump
+//! through a slot. Stubs elsewhere (PE `jmp [IAT]` thunks) are found later
+//! from the code index, in `thunks.rs`.
+//!
+//! Everything is bounded by the bytes of the tables themselves and by
+//! [`MAX_IMPORT_ENTRIES`]; a table that cannot be read is a limitation,
+//! never an error, and no name read from the file enters a message.
+
+mod elf;
+mod macho;
+mod pe;
+pub(super) mod plt;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+
+use object::BinaryFormat;
+
+use super::code_map::CodeMap;
+
+/// Most slot and stub entries one table reads; beyond it the rest are
+/// left out and a limitation says so. Real binaries stay far below it
+/// (librustc_driver has about 5,000 imports).
+pub const MAX_IMPORT_ENTRIES: usize = 500_000;
+
+/// One imported function.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Import {
+    /// The symbol name as the file spells it (Mach-O's leading `_` kept);
+    /// `library#ordinal` for a PE import by ordinal.
+    pub name: String,
+    /// The library the file binds it to (ELF version need, PE directory,
+    /// Mach-O two-level namespace ordinal); `None` when the file does not
+    /// say.
+    pub library: Option<String>,
+    /// Code that jumps through one of the slots, sorted.
+    pub stubs: Vec<u64>,
+    /// Pointer slots the loader fills with the function's address, sorted.
+    pub slots: Vec<u64>,
+    /// The file says the symbol is a function (ELF `STT_FUNC`). PE and
+    /// Mach-O tables do not say; there an import with neither a stub nor a
+    /// call through its slot may be data (`_kCFRunLoopDefaultMode`).
+    pub known_function: bool,
+}
+
+impl Import {
+    /// The address that stands for the import: its first stub, or its
+    /// first slot when calls go through the slot.
+    pub fn address(&self) -> Option<u64> {
+        self.stubs.first().or(self.slots.first()).copied()
+    }
+}
+
+/// The imported functions of one document, sorted by name then library.
+#[derive(Debug, Default)]
+pub struct ImportTable {
+    pub imports: Vec<Import>,
+    /// Sentences about tables that could not be read completely.
+    pub limitations: Vec<String>,
+}
+
+impl ImportTable {
+    /// Reads every import table of `file`; `code` is where stub sections
+    /// are decoded.
+    pub(super) fn read(file: &object::File<'_>, code: &CodeMap<'_>) -> ImportTable {
+        let mut builder = Builder::default();
+        match file.format() {
+            BinaryFormat::Elf => elf::read(file, code, &mut builder),
+            BinaryFormat::Pe => pe::read(file, &mut builder),
+            BinaryFormat::MachO => macho::read(file, &mut builder),
+            _ => {}
+        }
+        builder.finish()
+    }
+
+    /// The import a layout lists as `(library, name)`: the same name, and
+    /// the same library unless either side names none (ELF layouts list
+    /// no library). PE ordinals are `#N` in the layout, `library#N` here.
+    pub fn find(&self, library: &str, name: &str) -> Option<&Import> {
+        let ordinal = name
+            .strip_prefix('#')
+            .map(|ordinal| format!("{library}#{ordinal}"));
+        let name = ordinal.as_deref().unwrap_or(name);
+        let first = self
+            .imports
+            .partition_point(|import| import.name.as_str() < name);
+        self.imports[first..]
+            .iter()
+            .take_while(|import| import.name == name)
+            .find(|import| {
+                library.is_empty() || import.library.as_deref().is_none_or(|own| own == library)
+            })
+    }
+
+    /// Index of the import with this slot.
+    pub fn slot_owner(&self) -> HashMap<u64, usize> {
+        let mut owner = HashMap::new();
+        for (index, import) in self.imports.iter().enumerate() {
+            for &slot in &import.slots {
+                owner.entry(slot).or_insert(index);
+            }
+        }
+        owner
+    }
+}
+
+/// What the format readers add to: entries keyed by `(name, library)`, so a
+/// function reached through several slots or stubs is one import.
+#[derive(Debug, Default)]
+pub(super) struct Builder {
+    by_key: HashMap<(String, Option<String>), Import>,
+    /// Slot → key, for stubs found by decoding (ELF PLTs).
+    slot_key: HashMap<u64, (String, Option<String>)>,
+    entries: usize,
+    full: bool,
+    limitations: Vec<String>,
+}
+
+impl Builder {
+    /// Whether another entry may be added; the first refusal notes the cap.
+    fn room(&mut self) -> bool {
+        if self.entries < MAX_IMPORT_ENTRIES {
+            self.entries += 1;
+            return true;
+        }
+        if !self.full {
+            self.full = true;
+            self.limitations.push(format!(
+                "imports: reading stopped after {MAX_IMPORT_ENTRIES} slot and stub entries"
+            ));
+        }
+        false
+    }
+
+    /// Records that the loader fills `slot` with `name`'s address.
+    pub(super) fn slot(&mut self, name: String, library: Option<String>, slot: u64) {
+        self.slot_of(name, library, slot, false);
+    }
+
+    /// [`Builder::slot`] for a symbol the file types as a function.
+    pub(super) fn function_slot(&mut self, name: String, library: Option<String>, slot: u64) {
+        self.slot_of(name, library, slot, true);
+    }
+
+    fn slot_of(&mut self, name: String, library: Option<String>, slot: u64, function: bool) {
+        if name.is_empty() || !self.room() {
+            return;
+        }
+        let key = (name, library);
+        self.slot_key.entry(slot).or_insert_with(|| key.clone());
+        let import = self.entry(key);
+        import.slots.push(slot);
+        import.known_function |= function;
+    }
+
+    /// Records a stub at `stub` for `name` (formats that say so directly).
+    pub(super) fn stub(&mut self, name: String, library: Option<String>, stub: u64) {
+        if name.is_empty() || !self.room() {
+            return;
+        }
+        self.entry((name, library)).stubs.push(stub);
+    }
+
+    /// Records a stub that jumps through `slot`, when the slot is an
+    /// import's; returns whether it was.
+    pub(super) fn stub_through(&mut self, slot: u64, stub: u64) -> bool {
+        let Some(key) = self.slot_key.get(&slot).cloned() else {
+            return false;
+        };
+        if self.room() {
+            self.entry(key).stubs.push(stub);
+        }
+        true
+    }
+
+    /// Counts an entry that could not be used (an unreadable name), so
+    /// hostile tables full of them are bounded too.
+    pub(super) fn skip(&mut self) {
+        self.room();
+    }
+
+    /// Whether the entry cap has been reached: readers stop walking.
+    pub(super) fn is_full(&self) -> bool {
+        self.entries >= MAX_IMPORT_ENTRIES
+    }
+
+    pub(super) fn note(&mut self, sentence: String) {
+        self.limitations.push(sentence);
+    }
+
+    fn entry(&mut self, key: (String, Option<String>)) -> &mut Import {
+        self.by_key
+            .entry(key)
+            .or_insert_with_key(|(name, library)| Import {
+                name: name.clone(),
+                library: library.clone(),
+                stubs: Vec::new(),
+                slots: Vec::new(),
+                known_function: false,
+            })
+    }
+
+    fn finish(self) -> ImportTable {
+        let mut imports: Vec<Import> = self
+            .by_key
+            .into_values()
+            .map(|mut import| {
+                import.stubs.sort_unstable();
+                import.stubs.dedup();
+                import.slots.sort_unstable();
+                import.slots.dedup();
+                import
+            })
+            .collect();
+        imports.sort_unstable_by(|a, b| (&a.name, &a.library).cmp(&(&b.name, &b.library)));
+        ImportTable {
+            imports,
+            limitations: self.limitations,
+        }
+    }
+}
+
+/// A name read from the file as text: valid UTF-8 only (never repaired),
+/// at most 4 KiB, so a hostile string table cannot make names huge.
+pub(super) fn name_text(bytes: &[u8]) -> Option<String> {
+    const MAX_NAME_BYTES: usize = 4096;
+    if bytes.is_empty() || bytes.len() > MAX_NAME_BYTES {
+        return None;
+    }
+    std::str::from_utf8(bytes).ok().map(str::to_owned)
+}
