@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::matching::CandidateIndex;
 use crate::providers::demangle::demangle;
-use crate::providers::{Inventory, format_address};
+use crate::providers::{Inventory, Procedure, format_address};
 
 static GENERATION: AtomicU64 = AtomicU64::new(1);
 
@@ -53,6 +53,15 @@ impl ProcedureIndex {
             candidates,
             demangled: OnceLock::new(),
         }
+    }
+
+    /// The procedure starting exactly at `address`.
+    pub fn procedure_at(&self, address: u64) -> Option<&Procedure> {
+        let procedures = &self.inventory.procedures;
+        let index = procedures
+            .binary_search_by_key(&address, |p| p.address)
+            .ok()?;
+        procedures.get(index)
     }
 
     /// The demangled form of a raw procedure name, if it has one.

@@ -24,10 +24,7 @@ const DOSSIER_CALLERS: usize = 50;
 /// `{address, name?}` of the procedure starting at `entry`.
 pub(crate) fn procedure_ref(index: &ProcedureIndex, entry: u64) -> Value {
     let mut value = json!({"address": format_address(entry)});
-    let procedures = &index.inventory.procedures;
-    if let Ok(i) = procedures.binary_search_by_key(&entry, |p| p.address)
-        && let Some(name) = &procedures[i].name
-    {
+    if let Some(name) = index.procedure_at(entry).and_then(|p| p.name.as_ref()) {
         value["name"] = json!(name);
     }
     value
@@ -284,21 +281,17 @@ fn caller_json(edge: &CallEdge, index: &ProcedureIndex) -> Value {
 /// that is no import's (a function pointer in data) is not a callee; it
 /// stays in `unresolved`, where the dossier lists every indirect call.
 fn callees_json(scope: &Scope, dossier: &FunctionDossier) -> Result<Vec<Value>, ToolError> {
-    let procedures = &scope.index.inventory.procedures;
+    let instructions = &dossier.instructions;
     let mut callees = Vec::with_capacity(dossier.callees.len());
     for call in &dossier.callees {
         let resolved = scope.target.call_target(scope.document, call.target)?;
-        let starts = |address: u64| {
-            procedures
-                .binary_search_by_key(&address, |p| p.address)
-                .is_ok()
-        };
-        let direct = dossier
-            .instructions
-            .iter()
-            .find(|instruction| instruction.address == call.at)
+        // The listing is in address order.
+        let direct = instructions
+            .binary_search_by_key(&call.at, |instruction| instruction.address)
+            .ok()
+            .and_then(|i| instructions.get(i))
             .is_none_or(|instruction| matches!(instruction.flow, Flow::Call { .. }));
-        if !direct && !starts(resolved) {
+        if !direct && scope.index.procedure_at(resolved).is_none() {
             continue;
         }
         let mut value = json!({
@@ -452,14 +445,7 @@ fn calls_result(
         "procedure": procedure_ref(&scope.index, procedure),
         "items": items,
     });
-    if let Some(procedure) = scope
-        .index
-        .inventory
-        .procedures
-        .binary_search_by_key(&procedure, |p| p.address)
-        .ok()
-        .and_then(|i| scope.index.inventory.procedures.get(i))
-    {
+    if let Some(procedure) = scope.index.procedure_at(procedure) {
         super::procedures::import_facts(procedure, &mut result["procedure"]);
     }
     page.annotate(groups.len(), &mut result);

@@ -94,10 +94,7 @@ pub(crate) fn resolve<'i>(
     }
     let procedures = &index.inventory.procedures;
     let found: Vec<&Procedure> = match parse_address(query) {
-        Some(address) => procedures
-            .binary_search_by_key(&address, |p| p.address)
-            .map(|i| vec![&procedures[i]])
-            .unwrap_or_default(),
+        Some(address) => index.procedure_at(address).into_iter().collect(),
         None => procedures
             .iter()
             .filter(|p| names(p).any(|n| n == query || index.demangled(n) == Some(query)))

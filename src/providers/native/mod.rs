@@ -115,6 +115,8 @@ pub struct NativeImage {
     code_indexes: Vec<OnceLock<Result<Arc<CodeIndex>, ProviderError>>>,
     /// Procedure extents per document, derived from the inventory.
     extents: Vec<OnceLock<Result<Arc<Extents>, ProviderError>>>,
+    /// The import tables, read once per document (thunks and layout).
+    import_tables: Vec<OnceLock<Result<Arc<imports::ImportTable>, ProviderError>>>,
     /// Import stubs that forward into the document, per document.
     thunks: Vec<OnceLock<Result<Arc<Thunks>, ProviderError>>>,
 }
@@ -183,6 +185,7 @@ impl NativeImage {
         let string_tables = std::iter::repeat_with(OnceLock::new).take(count).collect();
         let code_indexes = std::iter::repeat_with(OnceLock::new).take(count).collect();
         let extents = std::iter::repeat_with(OnceLock::new).take(count).collect();
+        let import_tables = std::iter::repeat_with(OnceLock::new).take(count).collect();
         let thunks = std::iter::repeat_with(OnceLock::new).take(count).collect();
         Ok(NativeImage {
             path: path.to_path_buf(),
@@ -195,6 +198,7 @@ impl NativeImage {
             string_tables,
             code_indexes,
             extents,
+            import_tables,
             thunks,
         })
     }
@@ -419,10 +423,25 @@ impl NativeImage {
             .ok_or_else(|| self.unknown_index(document))?;
         cell.get_or_init(|| {
             let index = self.code_index(document, &|_, _| {})?;
+            let table = self.import_table(document)?;
             let file = self.parse(document)?;
             let code = CodeMap::new(&file, self.code_budget(document));
-            let table = imports::ImportTable::read(&file, &code);
-            Ok(Arc::new(Thunks::new(&file, &code, &index, table)))
+            Ok(Arc::new(Thunks::new(&code, &index, &table)))
+        })
+        .clone()
+    }
+
+    /// The import tables of one document (see [`imports::ImportTable`]),
+    /// read on first call.
+    fn import_table(&self, document: usize) -> Result<Arc<imports::ImportTable>, ProviderError> {
+        let cell = self
+            .import_tables
+            .get(document)
+            .ok_or_else(|| self.unknown_index(document))?;
+        cell.get_or_init(|| {
+            let file = self.parse(document)?;
+            let code = CodeMap::new(&file, self.code_budget(document));
+            Ok(Arc::new(imports::ImportTable::read(&file, &code)))
         })
         .clone()
     }
@@ -557,8 +576,7 @@ impl NativeImage {
             .ok_or_else(|| self.unknown_index(document))?;
         let file = self.parse(document)?;
         let mut layout = layout::layout(&file, info);
-        let code = CodeMap::new(&file, self.code_budget(document));
-        let table = imports::ImportTable::read(&file, &code);
+        let table = self.import_table(document)?;
         for import in &mut layout.imports {
             if let Some(found) = table.find(&import.library, &import.name) {
                 import.stub = found.stubs.first().copied().map(super::format_address);

@@ -17,8 +17,6 @@
 
 use std::collections::HashMap;
 
-use object::{Object, ObjectSymbol, ObjectSymbolTable, RelocationTarget};
-
 use super::code_index::CodeIndex;
 use super::code_map::CodeMap;
 use super::imports::plt::{ENDBR32, ENDBR64};
@@ -39,26 +37,16 @@ pub struct Thunks {
     target_of: HashMap<u64, u64>,
     aliases_of: HashMap<u64, Vec<u64>>,
     imports: Vec<Import>,
-    /// Import procedure address → position in `imports`.
-    import_at: HashMap<u64, usize>,
     pub limitations: Vec<String>,
 }
 
 impl Thunks {
-    pub(super) fn new(
-        file: &object::File<'_>,
-        code: &CodeMap<'_>,
-        index: &CodeIndex,
-        table: ImportTable,
-    ) -> Thunks {
+    pub(super) fn new(code: &CodeMap<'_>, index: &CodeIndex, table: &ImportTable) -> Thunks {
         let slot_import = table.slot_owner();
-        let ImportTable {
-            mut imports,
-            limitations,
-        } = table;
-        let defined = defined_slot_targets(file);
+        let mut imports = table.imports.clone();
+        let defined = &table.defined_slots;
         let mut thunks = Thunks {
-            limitations,
+            limitations: table.limitations.clone(),
             ..Thunks::default()
         };
         // Call targets whose first instructions jump through a slot.
@@ -90,7 +78,7 @@ impl Thunks {
                         .any(|xref| CallKind::of(xref.kind).is_some())
                 })
         });
-        for (position, import) in imports.iter_mut().enumerate() {
+        for import in &imports {
             let Some(address) = import.address() else {
                 continue;
             };
@@ -99,7 +87,6 @@ impl Thunks {
                     thunks.alias(alias, address);
                 }
             }
-            thunks.import_at.entry(address).or_insert(position);
         }
         thunks.imports = imports;
         thunks
@@ -123,13 +110,6 @@ impl Thunks {
     /// Every imported function, with the stubs found in code added.
     pub fn imports(&self) -> &[Import] {
         &self.imports
-    }
-
-    /// The import whose procedure starts at `address`.
-    pub fn import_at(&self, address: u64) -> Option<&Import> {
-        self.import_at
-            .get(&address)
-            .and_then(|&position| self.imports.get(position))
     }
 
     pub fn len(&self) -> usize {
@@ -176,24 +156,4 @@ fn slot_jumped_through(code: &CodeMap<'_>, index: &CodeIndex, stub: u64) -> Opti
             (jump.1 == UnresolvedKind::IndirectJump && no_call_between).then_some(load.to)
         }
     }
-}
-
-/// Slot address → address of the defined symbol its dynamic relocation
-/// names (ELF `JUMP_SLOT`, `GLOB_DAT`); undefined (imported) symbols are
-/// left out.
-fn defined_slot_targets(file: &object::File<'_>) -> HashMap<u64, u64> {
-    let (Some(relocations), Some(symbols)) =
-        (file.dynamic_relocations(), file.dynamic_symbol_table())
-    else {
-        return HashMap::new();
-    };
-    relocations
-        .filter_map(|(slot, relocation)| {
-            let RelocationTarget::Symbol(index) = relocation.target() else {
-                return None;
-            };
-            let symbol = symbols.symbol_by_index(index).ok()?;
-            (symbol.is_definition() && symbol.address() != 0).then(|| (slot, symbol.address()))
-        })
-        .collect()
 }

@@ -1,6 +1,7 @@
 //! ELF imports: the dynamic relocations that fill GOT slots with an
 //! undefined function symbol's address (`JUMP_SLOT`, `GLOB_DAT`), the
-//! `IRELATIVE` slots of IFUNCs, and the library from the symbol's version
+//! `IRELATIVE` slots of IFUNCs, the slots of symbols this document
+//! defines (for `thunks.rs`), and the library from the symbol's version
 //! need (`vn_file`) when it has one. ELF binds no other symbol to a
 //! library, so `library` is otherwise `None` (never guessed from
 //! `DT_NEEDED`).
@@ -73,9 +74,13 @@ pub(super) fn read(file: &object::File<'_>, code: &CodeMap<'_>, out: &mut Builde
                 };
                 // Defined symbols are this document's own functions (see
                 // `thunks.rs`); data objects are not procedures.
-                if symbol.is_definition()
-                    || matches!(symbol.kind(), SymbolKind::Data | SymbolKind::Tls)
-                {
+                if symbol.is_definition() {
+                    if symbol.address() != 0 {
+                        out.defined_slot(slot, symbol.address());
+                    }
+                    continue;
+                }
+                if matches!(symbol.kind(), SymbolKind::Data | SymbolKind::Tls) {
                     continue;
                 }
                 let Some(name) = symbol.name_bytes().ok().and_then(name_text) else {

@@ -65,6 +65,10 @@ impl Import {
 #[derive(Debug, Default)]
 pub struct ImportTable {
     pub imports: Vec<Import>,
+    /// Slot → address of the symbol defined in this document that its
+    /// dynamic relocation names (ELF): a PLT stub jumping through such a
+    /// slot leads back into the document (see `thunks.rs`).
+    pub defined_slots: HashMap<u64, u64>,
     /// Sentences about tables that could not be read completely.
     pub limitations: Vec<String>,
 }
@@ -121,6 +125,7 @@ pub(super) struct Builder {
     by_key: HashMap<(String, Option<String>), Import>,
     /// Slot → key, for stubs found by decoding (ELF PLTs).
     slot_key: HashMap<u64, (String, Option<String>)>,
+    defined_slots: HashMap<u64, u64>,
     entries: usize,
     full: bool,
     limitations: Vec<String>,
@@ -183,6 +188,14 @@ impl Builder {
         true
     }
 
+    /// Records that the loader fills `slot` with the address of a symbol
+    /// this document defines at `target`.
+    pub(super) fn defined_slot(&mut self, slot: u64, target: u64) {
+        if self.room() {
+            self.defined_slots.insert(slot, target);
+        }
+    }
+
     /// Counts an entry that could not be used (an unreadable name), so
     /// hostile tables full of them are bounded too.
     pub(super) fn skip(&mut self) {
@@ -225,6 +238,7 @@ impl Builder {
         imports.sort_unstable_by(|a, b| (&a.name, &a.library).cmp(&(&b.name, &b.library)));
         ImportTable {
             imports,
+            defined_slots: self.defined_slots,
             limitations: self.limitations,
         }
     }
