@@ -575,3 +575,168 @@ async fn call_sites_are_bounded_per_procedure_and_counted() {
     let total = result(&xrefs)["total"].as_u64().expect("total");
     assert!(total >= 100, "every call site is paged by xrefs: {total}");
 }
+
+/// An option table whose strings no instruction names: `help` walks the
+/// table and prints each entry's text.
+const TABLE_SOURCE: &str = r#"
+#include <stdio.h>
+#include <string.h>
+struct entry { const char *name; const char *help; int id; };
+struct entry table[] = {
+  {"alpha", "TABLE_ONLY_HELP_ALPHA", 1},
+  {"beta", "TABLE_ONLY_HELP_BETA", 2},
+  {"gamma", "TABLE_ONLY_HELP_GAMMA", 3},
+};
+__attribute__((noinline)) int lookup(const char *name) {
+  for (unsigned i = 0; i < sizeof table / sizeof *table; i++)
+    if (!strcmp(table[i].name, name)) return table[i].id;
+  return -1;
+}
+__attribute__((noinline)) void help(void) {
+  for (unsigned i = 0; i < sizeof table / sizeof *table; i++) puts(table[i].help);
+}
+int main(int argc, char **argv) { if (argc > 1) return lookup(argv[1]); help(); return 0; }
+"#;
+
+/// A string reached only through a pointer table leads to the code that
+/// walks the table, in a position-independent build (the pointers are
+/// `RELATIVE` relocations) and a fixed-address one (found by the aligned
+/// scan). The slot is `table + 56` (entry 2's `help`) by the unstripped
+/// symbol table; `help` is the procedure that must be reached.
+#[tokio::test]
+async fn a_string_in_a_pointer_table_leads_to_the_code_that_uses_the_table() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (name, flags, source) in [
+        ("table-pie", ["-O1", "-fPIE", "-pie"], "relocations"),
+        (
+            "table-fixed",
+            ["-O1", "-fno-pie", "-no-pie"],
+            "aligned_scan",
+        ),
+    ] {
+        let Some(full) = compile_c_with(dir.path(), name, &flags, &[("t.c", TABLE_SOURCE)]) else {
+            return;
+        };
+        let Some(symbols) = common::llvm_nm(&[], &full) else {
+            return;
+        };
+        let symbol = |wanted: &str| {
+            symbols
+                .iter()
+                .find(|(_, _, n)| n == wanted)
+                .map(|(a, _, _)| *a)
+                .unwrap_or_else(|| panic!("{wanted} in {name}"))
+        };
+        let slot = format!("{:#x}", symbol("table") + 56);
+        let help = format!("{:#x}", symbol("help"));
+        let stripped = dir.path().join(format!("{name}.stripped"));
+        let status = Command::new("strip")
+            .args(["--strip-all", "-o"])
+            .arg(&stripped)
+            .arg(&full)
+            .status()
+            .expect("strip");
+        assert!(status.success());
+
+        let (client, _server, _) = connect(Era::Modern).await;
+        result(&call(&client, "open_binary", json!({"path": stripped})).await);
+        let traced = call(
+            &client,
+            "trace_feature",
+            json!({"query": "TABLE_ONLY_HELP_GAMMA"}),
+        )
+        .await;
+        let trace = result(&traced);
+        let string = &trace["strings"]["items"][0];
+        assert_eq!(string["references"], 0, "{name}: {string}");
+        assert_eq!(string["pointer_slots"], 1, "{name}: {string}");
+        let reached = trace["procedures"]["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["address"] == json!(help))
+            .unwrap_or_else(|| panic!("{name}: help {help} not reached: {trace}"));
+        assert_eq!(reached["depth"], 0);
+        assert!(
+            reached["via"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|via| via["kind"] == "table_mediated" && via["slot"] == json!(slot)),
+            "{name}: {reached}"
+        );
+        let limitations = traced.0["evidence"]["limitations"].to_string();
+        assert!(limitations.contains("derived"), "{name}: {limitations}");
+
+        let address = string["address"].as_str().unwrap().to_owned();
+        let xrefs = call(&client, "xrefs", json!({"address": address})).await;
+        let pointers = &result(&xrefs)["pointers"];
+        assert_eq!(pointers["source"], source, "{name}: {pointers}");
+        assert_eq!(
+            pointers["items"][0]["slot"],
+            json!(slot),
+            "{name}: {pointers}"
+        );
+        let users = pointers["items"][0]["used_by"].as_array().unwrap();
+        assert!(
+            users
+                .iter()
+                .any(|u| u["procedure"]["address"] == json!(help)),
+            "{name}: {pointers}"
+        );
+    }
+}
+
+/// On the system's stripped `ls`, the long option name "dired" is named by
+/// no instruction, only by the `struct option` table; `trace_feature`
+/// reaches code through the slot readelf lists as a `RELATIVE` relocation
+/// to the string.
+#[tokio::test]
+async fn a_long_option_of_system_ls_leads_to_code_through_its_option_table() {
+    let ls = Path::new("/usr/bin/ls");
+    let relocations = Command::new("readelf")
+        .arg("-rW")
+        .arg(ls)
+        .output()
+        .expect("readelf");
+    let text = String::from_utf8_lossy(&relocations.stdout);
+    let (client, _server, _) = connect(Era::Modern).await;
+    result(&call(&client, "open_binary", json!({"path": ls})).await);
+    let traced = call(
+        &client,
+        "trace_feature",
+        json!({"query": "^dired$", "mode": "regex", "case_sensitive": true}),
+    )
+    .await;
+    let trace = result(&traced);
+    let string = &trace["strings"]["items"][0];
+    assert_eq!(string["references"], 0, "{string}");
+    let address = u64::from_str_radix(
+        string["address"].as_str().unwrap().trim_start_matches("0x"),
+        16,
+    )
+    .unwrap();
+    let slots: Vec<String> = text
+        .lines()
+        .filter(|line| line.contains("_RELATIVE"))
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            let slot = u64::from_str_radix(words.next()?, 16).ok()?;
+            let target = u64::from_str_radix(words.last()?, 16).ok()?;
+            (target == address).then(|| format!("{slot:#x}"))
+        })
+        .collect();
+    assert_eq!(slots.len(), 1, "readelf: {slots:?}");
+    let via_table: Vec<&Value> = trace["procedures"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| p["via"].as_array().unwrap())
+        .filter(|via| via["kind"] == "table_mediated")
+        .collect();
+    assert!(!via_table.is_empty(), "{trace}");
+    assert!(
+        via_table.iter().all(|via| via["slot"] == json!(slots[0])),
+        "{via_table:?}"
+    );
+}

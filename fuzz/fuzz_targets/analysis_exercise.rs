@@ -6,7 +6,9 @@
 //! unresolved branches, containing-procedure lookups and references, at
 //! addresses taken from the procedures and from the input itself. The
 //! import readers (ELF relocations and PLTs, PE import directories, Mach-O
-//! indirect symbols) run through the inventory, the layout and the thunks.
+//! indirect symbols) run through the inventory, the layout and the thunks;
+//! the pointer readers (relocations, base relocations, the aligned scan)
+//! through `pointer_uses`.
 
 use rea::providers::native::NativeImage;
 
@@ -65,5 +67,16 @@ pub fn exercise(image: &NativeImage, data: &[u8]) {
         let _ = image.locate(document, chosen);
         let _ = image.locate(document, u64::MAX);
         let _ = image.xrefs_to(document, chosen, u64::MAX, 16);
+        // Pointers in data (relocations, base relocations or the scan).
+        for target in [chosen, procedures.first().map_or(0, |p| p.address)] {
+            let Ok(uses) = image.pointer_uses(document, target, 4, 4) else {
+                continue;
+            };
+            assert!(uses.uses.len() <= 4 && uses.uses.len() <= uses.total_slots);
+            for used in &uses.uses {
+                assert!(used.table.0 <= used.slot && used.slot <= used.table.1);
+                assert!(used.users.len() <= 4 && used.users.len() <= used.users_total);
+            }
+        }
     }
 }

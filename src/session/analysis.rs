@@ -12,7 +12,7 @@ use super::{ActiveTarget, Backend, ProcedureIndex, Radare2Backend, SessionError}
 use crate::providers::Inventory;
 use crate::providers::code::{CallEdge, CallKind, FunctionDossier, UnresolvedKind, Xref};
 use crate::providers::native::{
-    Extents, FunctionError, Location, MAX_FUNCTION_INSTRUCTIONS, Progress,
+    Extents, FunctionError, Location, MAX_FUNCTION_INSTRUCTIONS, PointerUses, Progress,
 };
 use crate::providers::radare2::Radare2Session;
 
@@ -117,6 +117,26 @@ impl ActiveTarget {
         match &self.backend {
             Backend::Native => Ok(self.image.thunks(document)?.aliases_of(entry).to_vec()),
             Backend::Radare2(_) => Ok(Vec::new()),
+        }
+    }
+
+    /// Data slots that point at `target` and the code using their tables
+    /// (see [`crate::providers::native::NativeImage::pointer_uses`]).
+    /// `None` under radare2: its analysis has no such index, and answering
+    /// from the native one would be a fallback.
+    pub fn pointer_uses(
+        &self,
+        document: usize,
+        target: u64,
+        max_slots: usize,
+        max_users: usize,
+    ) -> Result<Option<PointerUses>, SessionError> {
+        match &self.backend {
+            Backend::Native => Ok(Some(
+                self.image
+                    .pointer_uses(document, target, max_slots, max_users)?,
+            )),
+            Backend::Radare2(_) => Ok(None),
         }
     }
 

@@ -13,7 +13,7 @@ use super::procedures::{parse_address, resolve};
 use super::{HandlerResult, ToolError, ToolName};
 use crate::providers::code::{CallEdge, CallKind, Flow, FunctionDossier, Instruction};
 use crate::providers::format_address;
-use crate::providers::native::{Containment, Progress, StringTable};
+use crate::providers::native::{Containment, PointerUses, Progress, StringTable};
 use crate::session::{ActiveTarget, ProcedureIndex, Session};
 
 /// Default and cap of `analyze_function`'s listing.
@@ -365,11 +365,32 @@ pub(crate) fn xrefs(
     let spelled = format_address(address);
     let mut result = json!({"document": scope.name, "address": spelled, "items": items});
     page.annotate(total, &mut result);
-    let limitations = vec![
-        "references are the direct ones the code index saw; addresses computed at run time and \
-         references from data (pointer tables) are not listed"
+    let mut limitations = vec![
+        "items are the references instructions make directly; addresses computed at run time \
+         are not seen"
             .to_owned(),
     ];
+    // The data slots pointing here come with the first page.
+    if page.offset == 0 {
+        match scope.target.pointer_uses(
+            scope.document,
+            address,
+            MAX_POINTER_SLOTS,
+            MAX_CALL_SITES_LISTED,
+        )? {
+            Some(uses) if uses.total_slots > 0 => {
+                result["pointers"] = pointers_json(&scope, &uses)?;
+                limitations.extend(uses.limitations);
+                limitations.push(TABLE_MEDIATED.to_owned());
+            }
+            Some(_) => {}
+            None => limitations.push(
+                "pointers in data are not read under this provider; open with the native \
+                 provider to see them"
+                    .to_owned(),
+            ),
+        }
+    }
     let parameters = json!({
         "document": scope.name,
         "address": spelled,
@@ -381,6 +402,44 @@ pub(crate) fn xrefs(
 
 /// One call site: where, and whether it is a tail call.
 type Site = (u64, CallKind);
+
+/// Data slots listed per address in one answer (the total is given).
+pub const MAX_POINTER_SLOTS: usize = 16;
+
+/// What a table-mediated use is, for the limitations of every answer that
+/// lists one.
+pub const TABLE_MEDIATED: &str = "pointers lists data slots holding the address, each with its \
+     table (the run of pointer slots around it, at most 64 bytes apart) and the instructions that \
+     refer into that table: that they use this slot is derived, not observed, and several users of \
+     one table are all listed";
+
+/// `{total, source, items: [{slot, table, used_by, used_by_total}]}` for
+/// the data slots pointing at one address.
+pub(crate) fn pointers_json(scope: &Scope, uses: &PointerUses) -> Result<Value, ToolError> {
+    let mut items = Vec::with_capacity(uses.uses.len());
+    for used in &uses.uses {
+        let mut users = Vec::with_capacity(used.users.len());
+        for xref in &used.users {
+            let procedure = scope
+                .target
+                .containing_procedure(scope.document, xref.from)?
+                .map(|start| procedure_ref(&scope.index, start));
+            users.push(json!({"at": format_address(xref.from), "procedure": procedure}));
+        }
+        items.push(json!({
+            "slot": format_address(used.slot),
+            "table": format_address(used.table.0),
+            "table_end": format_address(used.table.1),
+            "used_by": users,
+            "used_by_total": used.users_total,
+        }));
+    }
+    Ok(json!({
+        "total": uses.total_slots,
+        "source": uses.source.as_str(),
+        "items": items,
+    }))
+}
 
 /// Call edges grouped by the procedure on the other end, in address order
 /// (`None`, calls from code outside every procedure, last).

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use serde_json::{Value, json};
 
-use super::code::{Scope, procedure_ref};
+use super::code::{MAX_CALL_SITES_LISTED, MAX_POINTER_SLOTS, Scope, TABLE_MEDIATED, procedure_ref};
 use super::inputs::{BuildCallPathInput, TraceFeatureInput};
 use super::pattern::Pattern;
 use super::procedures::resolve;
@@ -108,6 +108,7 @@ pub(crate) fn trace_feature(
         .filter(|s| pattern.is_match(&s.value))
         .collect();
     let mut string_items = Vec::new();
+    let mut table_mediated = false;
     for found in string_matches.iter().take(max_seeds as usize) {
         let end = found.address.saturating_add(found.byte_len().max(1));
         let wanted = usize::try_from(budget.left).unwrap_or(usize::MAX);
@@ -123,19 +124,27 @@ pub(crate) fn trace_feature(
                 || suffix_at(found, xref.to).is_some_and(|text| pattern.is_match(text))
         });
         let total = seen - tails.len();
-        string_items.push(json!({
+        let mut item = json!({
             "address": format_address(found.address),
             "value": found.value,
             "references": total,
-        }));
+        });
         if total == 0 {
-            trace.unknowns.push(json!({
-                "kind": "string_without_code_reference",
-                "address": format_address(found.address),
-                "detail": "no instruction refers to this string directly; it may be reached \
-                           through a pointer table, relocation or computed address",
-            }));
+            // No instruction names it: follow string ← pointer slot ←
+            // the code that uses the slot's table.
+            let reached = follow_pointer_tables(&scope, found, &mut trace, &mut budget, &mut item)?;
+            table_mediated |= reached;
+            if !reached {
+                trace.unknowns.push(json!({
+                    "kind": "string_without_code_reference",
+                    "address": format_address(found.address),
+                    "detail": "no instruction refers to this string, and no code was found \
+                               using a pointer table that holds it; it may be reached through a \
+                               computed address",
+                }));
+            }
         }
+        string_items.push(item);
         for xref in &refs {
             match scope
                 .target
@@ -235,9 +244,14 @@ pub(crate) fn trace_feature(
         "max_depth": max_depth,
         "budget": budget_size,
     });
-    let limitations = vec![
-        "a trace follows direct references and direct calls found by the code index".to_owned(),
+    let mut limitations = vec![
+        "a trace follows direct references and direct calls found by the code index, and for a \
+         string no instruction names, the pointer tables that hold it"
+            .to_owned(),
     ];
+    if table_mediated {
+        limitations.push(TABLE_MEDIATED.to_owned());
+    }
     scope.observe(
         session,
         ToolName::TraceFeature,
@@ -480,6 +494,58 @@ fn enumerate_paths(
         }
     }
     paths
+}
+
+/// Seeds the trace from the code that uses the pointer tables holding
+/// `found`'s address (each use a derived `table_mediated` reason), records
+/// the slots in `item`, and says whether any procedure was reached.
+fn follow_pointer_tables(
+    scope: &Scope,
+    found: &FoundString,
+    trace: &mut Trace,
+    budget: &mut Budget,
+    item: &mut Value,
+) -> Result<bool, ToolError> {
+    let Some(uses) = scope.target.pointer_uses(
+        scope.document,
+        found.address,
+        MAX_POINTER_SLOTS,
+        MAX_CALL_SITES_LISTED,
+    )?
+    else {
+        return Ok(false);
+    };
+    if uses.total_slots == 0 {
+        return Ok(false);
+    }
+    item["pointer_slots"] = json!(uses.total_slots);
+    let mut reached = false;
+    for used in &uses.uses {
+        let table = used.table.0;
+        for xref in &used.users {
+            if !budget.spend(1) {
+                return Ok(reached);
+            }
+            if let Some(start) = scope
+                .target
+                .containing_procedure(scope.document, xref.from)?
+            {
+                reached = true;
+                trace.reach(
+                    start,
+                    0,
+                    json!({
+                        "kind": "table_mediated",
+                        "string": format_address(found.address),
+                        "slot": format_address(used.slot),
+                        "table": format_address(table),
+                        "at": format_address(xref.from),
+                    }),
+                );
+            }
+        }
+    }
+    Ok(reached)
 }
 
 /// The string's text from `address` on, when `address` is a character

@@ -21,6 +21,7 @@ mod function;
 pub mod imports;
 mod layout;
 mod overview;
+pub mod pointers;
 mod procedures;
 mod strings;
 mod thunks;
@@ -78,6 +79,9 @@ pub fn layouts_of_bytes(
     Ok(out)
 }
 
+/// One document's lazily computed value (or the error computing it).
+type Cached<T> = OnceLock<Result<Arc<T>, ProviderError>>;
+
 /// Documented cap of an inventory: at most this many distinct procedure
 /// addresses are kept (the lowest ones); the inventory is then `truncated`.
 pub const MAX_PROCEDURES: usize = 1_000_000;
@@ -108,17 +112,40 @@ pub struct NativeImage {
     sha256: OnceLock<String>,
     /// One cell per document; errors are cached too because they are a pure
     /// function of the (immutable) mapped bytes.
-    inventories: Vec<OnceLock<Result<Arc<Inventory>, ProviderError>>>,
+    inventories: Vec<Cached<Inventory>>,
     /// One string table per document, cached like `inventories`.
-    string_tables: Vec<OnceLock<Result<Arc<StringTable>, ProviderError>>>,
+    string_tables: Vec<Cached<StringTable>>,
     /// One code index per document, cached like `inventories`.
-    code_indexes: Vec<OnceLock<Result<Arc<CodeIndex>, ProviderError>>>,
+    code_indexes: Vec<Cached<CodeIndex>>,
     /// Procedure extents per document, derived from the inventory.
-    extents: Vec<OnceLock<Result<Arc<Extents>, ProviderError>>>,
+    extents: Vec<Cached<Extents>>,
+    /// Pointer slots in data, per document.
+    pointers: Vec<Cached<pointers::DataPointers>>,
     /// The import tables, read once per document (thunks and layout).
-    import_tables: Vec<OnceLock<Result<Arc<imports::ImportTable>, ProviderError>>>,
+    import_tables: Vec<Cached<imports::ImportTable>>,
     /// Import stubs that forward into the document, per document.
-    thunks: Vec<OnceLock<Result<Arc<Thunks>, ProviderError>>>,
+    thunks: Vec<Cached<Thunks>>,
+}
+
+/// One data slot pointing at an address, and who uses its table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableUse {
+    pub slot: u64,
+    /// `[start, end)` of the table the slot belongs to.
+    pub table: (u64, u64),
+    /// References into the table, at most the requested number, by target
+    /// then source.
+    pub users: Vec<Xref>,
+    pub users_total: usize,
+}
+
+/// [`NativeImage::pointer_uses`]' answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PointerUses {
+    pub total_slots: usize,
+    pub uses: Vec<TableUse>,
+    pub source: pointers::PointerSource,
+    pub limitations: Vec<String>,
 }
 
 /// Where an address is, as [`NativeImage::locate`] reports it.
@@ -176,17 +203,10 @@ impl NativeImage {
     pub fn from_file(file: &ConfinedFile, path: &Path) -> Result<NativeImage, ProviderError> {
         let map = map_file(file, path)?;
         let classified = documents::classify(&map, path)?;
-        let inventories = classified
-            .documents
-            .iter()
-            .map(|_| OnceLock::new())
-            .collect();
         let count = classified.documents.len();
-        let string_tables = std::iter::repeat_with(OnceLock::new).take(count).collect();
-        let code_indexes = std::iter::repeat_with(OnceLock::new).take(count).collect();
-        let extents = std::iter::repeat_with(OnceLock::new).take(count).collect();
-        let import_tables = std::iter::repeat_with(OnceLock::new).take(count).collect();
-        let thunks = std::iter::repeat_with(OnceLock::new).take(count).collect();
+        fn cells<T>(count: usize) -> Vec<Cached<T>> {
+            std::iter::repeat_with(OnceLock::new).take(count).collect()
+        }
         Ok(NativeImage {
             path: path.to_path_buf(),
             map,
@@ -194,12 +214,13 @@ impl NativeImage {
             documents: classified.documents,
             ranges: classified.ranges,
             sha256: OnceLock::new(),
-            inventories,
-            string_tables,
-            code_indexes,
-            extents,
-            import_tables,
-            thunks,
+            inventories: cells(count),
+            string_tables: cells(count),
+            code_indexes: cells(count),
+            extents: cells(count),
+            import_tables: cells(count),
+            pointers: cells(count),
+            thunks: cells(count),
         })
     }
 
@@ -250,11 +271,7 @@ impl NativeImage {
         document: usize,
         progress: Progress<'_>,
     ) -> Result<Arc<Inventory>, ProviderError> {
-        let cell = self
-            .inventories
-            .get(document)
-            .ok_or_else(|| self.unknown_index(document))?;
-        cell.get_or_init(|| {
+        self.cached(&self.inventories, document, || {
             let code = self.code_index(document, progress)?;
             let file = self.parse(document)?;
             let discovered = discovery::table_starts(&file);
@@ -307,7 +324,6 @@ impl NativeImage {
                 .extend(code.limitations.iter().cloned());
             Ok(Arc::new(inventory))
         })
-        .clone()
     }
 
     /// The procedures the symbol tables, PE exports and entry point name,
@@ -324,11 +340,7 @@ impl NativeImage {
         document: usize,
         progress: Progress<'_>,
     ) -> Result<Arc<CodeIndex>, ProviderError> {
-        let cell = self
-            .code_indexes
-            .get(document)
-            .ok_or_else(|| self.unknown_index(document))?;
-        cell.get_or_init(|| {
+        self.cached(&self.code_indexes, document, || {
             let file = self.parse(document)?;
             let code = CodeMap::new(&file, self.code_budget(document));
             Ok(Arc::new(CodeIndex::build(
@@ -337,20 +349,14 @@ impl NativeImage {
                 progress,
             )))
         })
-        .clone()
     }
 
     /// Disjoint procedure extents of one document (see [`Extents`]).
     pub fn extents(&self, document: usize) -> Result<Arc<Extents>, ProviderError> {
-        let cell = self
-            .extents
-            .get(document)
-            .ok_or_else(|| self.unknown_index(document))?;
-        cell.get_or_init(|| {
+        self.cached(&self.extents, document, || {
             let inventory = self.inventory(document)?;
             Ok(Arc::new(self.extents_of(document, &inventory)?))
         })
-        .clone()
     }
 
     /// Extents of another provider's inventory of this document, bounded by
@@ -417,33 +423,88 @@ impl NativeImage {
 
     /// Import stubs of one document that forward into it (see [`Thunks`]).
     pub fn thunks(&self, document: usize) -> Result<Arc<Thunks>, ProviderError> {
-        let cell = self
-            .thunks
-            .get(document)
-            .ok_or_else(|| self.unknown_index(document))?;
-        cell.get_or_init(|| {
+        self.cached(&self.thunks, document, || {
             let index = self.code_index(document, &|_, _| {})?;
             let table = self.import_table(document)?;
             let file = self.parse(document)?;
             let code = CodeMap::new(&file, self.code_budget(document));
             Ok(Arc::new(Thunks::new(&code, &index, &table)))
         })
-        .clone()
+    }
+
+    /// Pointer slots in one document's data (see [`pointers::DataPointers`]),
+    /// read on first call; a scan looks for string starts and code.
+    pub fn data_pointers(
+        &self,
+        document: usize,
+    ) -> Result<Arc<pointers::DataPointers>, ProviderError> {
+        self.cached(&self.pointers, document, || {
+            let strings = self.strings(document)?;
+            let file = self.parse(document)?;
+            let code = CodeMap::new(&file, self.code_budget(document));
+            let is_string_start = |address: u64| {
+                strings
+                    .strings
+                    .binary_search_by_key(&address, |s| s.address)
+                    .is_ok()
+            };
+            Ok(Arc::new(pointers::DataPointers::read(&file, |address| {
+                is_string_start(address) || code.contains(address)
+            })))
+        })
+    }
+
+    /// Data slots that point at `target`, each with the table it belongs
+    /// to ([`pointers::DataPointers::table_of`]) and the code that refers
+    /// into that table (an address just past it is the next object's as
+    /// often as a loop's end, so it does not count): at most `max_slots` slots and `max_users` references each, with the
+    /// totals.
+    pub fn pointer_uses(
+        &self,
+        document: usize,
+        target: u64,
+        max_slots: usize,
+        max_users: usize,
+    ) -> Result<PointerUses, ProviderError> {
+        let pointers = self.data_pointers(document)?;
+        let index = self.code_index(document, &|_, _| {})?;
+        let slots: Vec<u64> = pointers.slots_pointing_at(target).collect();
+        let uses = slots
+            .iter()
+            .take(max_slots)
+            .map(|&slot| {
+                let (start, end) = pointers.table_of(slot);
+                // Code that takes the table's address or reads or writes
+                // it; a jump or call through a slot is no use of the table.
+                let users = || {
+                    index
+                        .xrefs_to(start, end)
+                        .filter(|xref| !xref.kind.is_code())
+                };
+                TableUse {
+                    slot,
+                    table: (start, end),
+                    users: users().take(max_users).copied().collect(),
+                    users_total: users().count(),
+                }
+            })
+            .collect();
+        Ok(PointerUses {
+            total_slots: slots.len(),
+            uses,
+            source: pointers.source,
+            limitations: pointers.limitations.clone(),
+        })
     }
 
     /// The import tables of one document (see [`imports::ImportTable`]),
     /// read on first call.
     fn import_table(&self, document: usize) -> Result<Arc<imports::ImportTable>, ProviderError> {
-        let cell = self
-            .import_tables
-            .get(document)
-            .ok_or_else(|| self.unknown_index(document))?;
-        cell.get_or_init(|| {
+        self.cached(&self.import_tables, document, || {
             let file = self.parse(document)?;
             let code = CodeMap::new(&file, self.code_budget(document));
             Ok(Arc::new(imports::ImportTable::read(&file, &code)))
         })
-        .clone()
     }
 
     /// ELF names no library for an import without a version need: say so
@@ -538,16 +599,11 @@ impl NativeImage {
     /// Printable strings of one document's data sections (see
     /// [`StringTable`] for the rules and caps), computed on first call.
     pub fn strings(&self, document: usize) -> Result<Arc<StringTable>, ProviderError> {
-        let cell = self
-            .string_tables
-            .get(document)
-            .ok_or_else(|| self.unknown_index(document))?;
-        cell.get_or_init(|| {
+        self.cached(&self.string_tables, document, || {
             let file = self.parse(document)?;
             let size = self.ranges.get(document).map_or(0, |range| range.len());
             Ok(Arc::new(strings::string_table(&file, size)))
         })
-        .clone()
     }
 
     /// Summary facts of one document with at most `segment_limit` segments
@@ -599,6 +655,22 @@ impl NativeImage {
             .and_then(|range| self.map.get(range.clone()))
             .ok_or_else(|| self.unknown_index(document))?;
         object::File::parse(data).map_err(|error| malformed(&self.path, info.format, error))
+    }
+
+    /// What one document's cell holds, computed by `init` on first call.
+    /// Errors are cached too: they are a pure function of the (immutable)
+    /// mapped bytes.
+    fn cached<T>(
+        &self,
+        cells: &[Cached<T>],
+        document: usize,
+        init: impl FnOnce() -> Result<Arc<T>, ProviderError>,
+    ) -> Result<Arc<T>, ProviderError> {
+        cells
+            .get(document)
+            .ok_or_else(|| self.unknown_index(document))?
+            .get_or_init(init)
+            .clone()
     }
 
     fn unknown_document(&self, name: String) -> ProviderError {
