@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use rea::providers::code::{CallSite, RefKind};
 use rea::providers::native::NativeImage;
 use rea::providers::radare2::{
-    Detection, DetectionEnv, LIBR_ENV, Launcher, Radare2Error, Radare2Options, Radare2Session,
-    Timeouts, detect_in,
+    AnalysisDepth, Detection, DetectionEnv, LIBR_ENV, Launcher, Radare2Error, Radare2Options,
+    Radare2Session, Timeouts, detect_in,
 };
 
 /// How radare2 is started here; the host is this build's `rea`.
@@ -61,7 +61,7 @@ fn watcher_linux_x64_functions_code_and_references() {
     let identity = r2.identity().unwrap();
     assert_eq!(
         (identity.id.as_str(), identity.name.as_str()),
-        ("radare2", "radare2")
+        ("radare2", "radare2 (analysis aa)")
     );
     assert!(identity.version.starts_with("5."), "{}", identity.version);
 
@@ -312,4 +312,29 @@ fn the_libr_host_refuses_what_it_cannot_serve() {
     let out = run(empty.path(), Path::new("relative.so"));
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("must be absolute"));
+}
+
+/// The operator's analysis depth reaches radare2 and is named in its
+/// identity (which Evidence carries): `aaa` finds at least the functions
+/// `aa` does.
+#[test]
+fn the_analysis_depth_is_the_operators_and_is_named() {
+    let Some((launcher, file)) = setup("watcher-linux-x64.node") else {
+        return;
+    };
+    let mut counts = Vec::new();
+    for depth in [AnalysisDepth::Aa, AnalysisDepth::Aaa] {
+        let options = Radare2Options {
+            analysis: depth,
+            ..Radare2Options::default()
+        };
+        let mut r2 = Radare2Session::new(&file, launcher.clone(), options).unwrap();
+        let identity = r2.identity().unwrap();
+        assert_eq!(
+            identity.name,
+            format!("radare2 (analysis {})", depth.as_str())
+        );
+        counts.push(r2.procedures().unwrap().procedures.len());
+    }
+    assert!(counts[1] >= counts[0], "aa {} aaa {}", counts[0], counts[1]);
 }

@@ -3,6 +3,40 @@
 //! addresses formatted from integers, so no caller text can reach radare2's
 //! command parser (where `;`, `|`, `` ` ``, `@`, `~` and `!` are operators).
 
+/// How deeply radare2 analyses the file once it is loaded: the operator's
+/// choice (`REA_RADARE2_ANALYSIS`), named in the provider's Evidence.
+/// Deeper levels find more functions and cost more time (`aaa` is
+/// radare2's own "analyse everything"; `aaaa` adds experimental passes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AnalysisDepth {
+    /// `aa`: symbols and the entry point, then calls from them.
+    #[default]
+    Aa,
+    /// `aaa`: also function calls, references, types and more.
+    Aaa,
+    /// `aaaa`: also the experimental passes.
+    Aaaa,
+}
+
+impl AnalysisDepth {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AnalysisDepth::Aa => "aa",
+            AnalysisDepth::Aaa => "aaa",
+            AnalysisDepth::Aaaa => "aaaa",
+        }
+    }
+
+    pub(crate) fn parse(value: &str) -> Option<AnalysisDepth> {
+        match value.trim() {
+            "aa" => Some(AnalysisDepth::Aa),
+            "aaa" => Some(AnalysisDepth::Aaa),
+            "aaaa" => Some(AnalysisDepth::Aaaa),
+            _ => None,
+        }
+    }
+}
+
 /// How long a command may take: analysis passes get the long timeout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
@@ -36,9 +70,10 @@ impl Command {
         Command::new("?Vj", Kind::Query)
     }
 
-    /// `aa`: analyse all symbols and the entry point.
-    pub fn analyze_all() -> Command {
-        Command::new("aa", Kind::Analysis)
+    /// `aa`, `aaa` or `aaaa`: the whole-file analysis at the operator's
+    /// depth.
+    pub fn analyze_all(depth: AnalysisDepth) -> Command {
+        Command::new(depth.as_str(), Kind::Analysis)
     }
 
     /// `aflj`: every known function.
@@ -125,7 +160,7 @@ mod tests {
         for address in [0, 1, 0x1000, 0xdead_beef, u64::MAX] {
             for command in [
                 Command::version(),
-                Command::analyze_all(),
+                Command::analyze_all(AnalysisDepth::Aa),
                 Command::functions(),
                 Command::symbols(),
                 Command::sections(),
@@ -166,7 +201,13 @@ mod tests {
 
     #[test]
     fn analysis_commands_get_the_long_timeout() {
-        assert_eq!(Command::analyze_all().kind(), Kind::Analysis);
+        assert_eq!(
+            Command::analyze_all(AnalysisDepth::Aa).kind(),
+            Kind::Analysis
+        );
+        for depth in [AnalysisDepth::Aa, AnalysisDepth::Aaa, AnalysisDepth::Aaaa] {
+            assert_eq!(Command::analyze_all(depth).text(), depth.as_str());
+        }
         assert_eq!(Command::define_function(1).kind(), Kind::Analysis);
         assert_eq!(Command::functions().kind(), Kind::Query);
     }

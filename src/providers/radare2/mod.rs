@@ -31,6 +31,7 @@ mod target_path;
 #[cfg(test)]
 mod tests;
 
+pub use command::AnalysisDepth;
 pub use convert::XrefsTo;
 pub use detect::{
     Detection, DetectionEnv, LIBR_ENV, Launcher, Unavailable, UnavailableCode, detect, detect_in,

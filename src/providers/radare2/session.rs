@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use super::super::Inventory;
 use super::super::code::{CallSite, FunctionDossier};
-use super::command::{Command, Kind};
+use super::command::{AnalysisDepth, Command, Kind};
 use super::convert::{self, Sections, XrefsTo};
 use super::detect::Launcher;
 use super::json::{
@@ -37,6 +37,7 @@ pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 64 << 20;
 const ENV_ANALYSIS_TIMEOUT: &str = "REA_RADARE2_ANALYSIS_TIMEOUT_SECS";
 const ENV_QUERY_TIMEOUT: &str = "REA_RADARE2_QUERY_TIMEOUT_SECS";
 const ENV_MAX_OUTPUT: &str = "REA_RADARE2_MAX_OUTPUT_BYTES";
+const ENV_ANALYSIS: &str = "REA_RADARE2_ANALYSIS";
 
 /// Settings applied before the file loads, identically for both launchers:
 /// no colour or prompts in answers; relocations applied in an I/O cache so
@@ -74,6 +75,8 @@ pub struct Radare2Options {
     pub timeouts: Timeouts,
     /// Cap on one command's answer, in bytes.
     pub max_output_bytes: usize,
+    /// The analysis run once after loading.
+    pub analysis: AnalysisDepth,
 }
 
 impl Default for Radare2Options {
@@ -81,13 +84,15 @@ impl Default for Radare2Options {
         Radare2Options {
             timeouts: Timeouts::default(),
             max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
+            analysis: AnalysisDepth::default(),
         }
     }
 }
 
 impl Radare2Options {
     /// Defaults overridden by `REA_RADARE2_ANALYSIS_TIMEOUT_SECS`,
-    /// `REA_RADARE2_QUERY_TIMEOUT_SECS` and `REA_RADARE2_MAX_OUTPUT_BYTES`.
+    /// `REA_RADARE2_QUERY_TIMEOUT_SECS`, `REA_RADARE2_MAX_OUTPUT_BYTES` and
+    /// `REA_RADARE2_ANALYSIS` (`aa`, `aaa` or `aaaa`).
     pub fn from_env() -> Result<Radare2Options, Radare2Error> {
         Radare2Options::from_lookup(|name| std::env::var(name).ok())
     }
@@ -116,6 +121,10 @@ impl Radare2Options {
                         "expected a positive whole number of bytes",
                     )
                 })?;
+        }
+        if let Some(v) = lookup(ENV_ANALYSIS) {
+            options.analysis = AnalysisDepth::parse(&v)
+                .ok_or_else(|| invalid(ENV_ANALYSIS, &v, "expected aa, aaa or aaaa"))?;
         }
         Ok(options)
     }
@@ -221,7 +230,7 @@ impl Radare2Session {
     }
 
     /// Starts radare2 if it is not running: load the file, read the version
-    /// and sections, run `aa`.
+    /// and sections, run the configured analysis (`aa` by default).
     pub fn open(&mut self) -> Result<(), Radare2Error> {
         if self.process.is_some() && self.opened.is_some() {
             return Ok(());
@@ -252,7 +261,7 @@ impl Radare2Session {
         })?;
         let sections = self.exchange(&Command::sections())?;
         let sections: Vec<SectionJson> = parse_list(Command::sections().text(), &sections)?;
-        self.exchange(&Command::analyze_all())?;
+        self.exchange(&Command::analyze_all(self.options.analysis))?;
         self.opened = Some(Opened {
             version,
             sections: Sections::new(&sections),
@@ -266,12 +275,13 @@ impl Radare2Session {
         self.process = None;
     }
 
-    /// `radare2` and the version radare2 reports (`?Vj`), e.g. `5.7.4`.
+    /// `radare2 (analysis aa)` (the configured depth) and the version
+    /// radare2 reports (`?Vj`), e.g. `5.7.4`.
     pub fn identity(&mut self) -> Result<ProviderIdentity, Radare2Error> {
         self.open()?;
         Ok(ProviderIdentity {
             id: PROVIDER_ID.to_string(),
-            name: "radare2".to_string(),
+            name: format!("radare2 (analysis {})", self.options.analysis.as_str()),
             version: self
                 .opened
                 .as_ref()
@@ -280,7 +290,7 @@ impl Radare2Session {
         })
     }
 
-    /// radare2's functions after `aa` (`aflj`), with raw symbol names from
+    /// radare2's functions after its analysis (`aflj`), with raw symbol names from
     /// `isj` as aliases.
     pub fn procedures(&mut self) -> Result<Inventory, Radare2Error> {
         let functions: Vec<FunctionJson> = self.query_list(&Command::functions())?;
@@ -471,9 +481,12 @@ mod tests {
             ENV_ANALYSIS_TIMEOUT => Some("120".into()),
             ENV_QUERY_TIMEOUT => Some("0.5".into()),
             ENV_MAX_OUTPUT => Some("1048576".into()),
+            ENV_ANALYSIS => Some(" aaa ".into()),
             _ => None,
         })
         .unwrap();
+        assert_eq!(set.analysis, AnalysisDepth::Aaa);
+        assert_eq!(defaults.analysis, AnalysisDepth::Aa);
         assert_eq!(set.timeouts.analysis, Duration::from_secs(120));
         assert_eq!(set.timeouts.query, Duration::from_millis(500));
         assert_eq!(set.max_output_bytes, 1 << 20);
@@ -482,6 +495,8 @@ mod tests {
             (ENV_QUERY_TIMEOUT, "NaN"),
             (ENV_QUERY_TIMEOUT, "soon"),
             (ENV_MAX_OUTPUT, "0"),
+            (ENV_ANALYSIS, "aa;!id"),
+            (ENV_ANALYSIS, "aaaaa"),
         ] {
             let err =
                 Radare2Options::from_lookup(|n| (n == name).then(|| bad.to_string())).unwrap_err();
@@ -574,6 +589,7 @@ done
                 query: Duration::from_millis(300),
             },
             max_output_bytes: 1000,
+            ..Radare2Options::default()
         };
         let mut session =
             Radare2Session::new(&target, Launcher::R2Pipe { executable: r2 }, options).unwrap();
