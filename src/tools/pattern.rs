@@ -55,6 +55,9 @@ impl Pattern {
             SearchMode::Regex => Pattern::Regex(
                 RegexBuilder::new(pattern)
                     .case_insensitive(!case_sensitive)
+                    // Multi-line text is one string, matched line by line:
+                    // `^` and `$` also match at its line breaks.
+                    .multi_line(true)
                     .size_limit(REGEX_SIZE_LIMIT)
                     .dfa_size_limit(REGEX_SIZE_LIMIT)
                     .build()
@@ -100,6 +103,9 @@ mod tests {
     fn regexes_are_checked_and_bounded() {
         let p = Pattern::new("^_Z.*Init", SearchMode::Regex, true).unwrap();
         assert!(p.is_match("_Z4InitN4Napi3EnvE") && !p.is_match("Init"));
+        // One string of several lines matches line by line.
+        let p = Pattern::new("^  -D, --dired", SearchMode::Regex, true).unwrap();
+        assert!(p.is_match("Usage: ls\n  -D, --dired    generate output\n"));
         assert_eq!(
             Pattern::new("(", SearchMode::Regex, false)
                 .err()

@@ -116,12 +116,16 @@ pub(crate) fn trace_feature(
             .target
             .xrefs_to(scope.document, found.address, end, wanted)?;
         budget.spend(seen as u64);
-        // A reference into the middle of the string counts only when the
-        // text from there on matches too: a pointer to the `'` closing
-        // "invalid argument '%s'" is not a use of "'s".
+        // A reference to the start covers the whole (possibly multi-line)
+        // string; one into its middle counts only when the text from there
+        // to the end of that line matches too: a pointer to the `'` closing
+        // "invalid argument '%s'" is not a use of "'s", and a pointer to an
+        // earlier line is not a use of a later one.
         let (refs, tails): (Vec<_>, Vec<_>) = all_refs.into_iter().partition(|xref| {
             xref.to == found.address
-                || suffix_at(found, xref.to).is_some_and(|text| pattern.is_match(text))
+                || suffix_at(found, xref.to)
+                    .and_then(|text| text.split(['\n', '\r']).next())
+                    .is_some_and(|line| pattern.is_match(line))
         });
         let total = seen - tails.len();
         let mut item = json!({

@@ -371,7 +371,9 @@ fn scan(
                 .chain(chained.then_some(low))
                 .chain(chained.then(|| base.wrapping_add(low)))
                 .find(|&candidate| candidate != 0 && is_target(candidate));
-            let slot = start + skip as u64 + index as u64 * size;
+            let slot = start
+                .wrapping_add(skip as u64)
+                .wrapping_add((index as u64).wrapping_mul(size));
             if let Some(target) = target
                 && !out.push(slot, target)
             {

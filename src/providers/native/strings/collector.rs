@@ -7,7 +7,7 @@ use std::ops::ControlFlow;
 
 use super::utf8::scan_utf8;
 use super::utf16le::scan_utf16le;
-use super::{FoundString, Limits, MAX_LIMITATIONS, StringEncoding, StringTable};
+use super::{FoundString, Limits, MAX_LIMITATIONS, MAX_STRING_CHARS, StringEncoding, StringTable};
 
 /// Accumulates strings under the caps.
 pub(super) struct Collector {
@@ -92,9 +92,84 @@ pub(super) fn scan_section(
     section: &str,
     collector: &mut Collector,
 ) -> ControlFlow<()> {
-    let mut emit = |found| collector.push(section, address, found);
-    let mut utf8_runs = Vec::new();
-    scan_utf8(bytes, &mut utf8_runs, &mut emit)?;
-    scan_utf16le(bytes, 0, &utf8_runs, &mut emit)?;
-    scan_utf16le(bytes, 1, &utf8_runs, &mut emit)
+    let first = collector.table.strings.len();
+    let scanned = {
+        let mut emit = |found| collector.push(section, address, found);
+        let mut utf8_runs = Vec::new();
+        let mut scan = || {
+            scan_utf8(bytes, &mut utf8_runs, &mut emit)?;
+            scan_utf16le(bytes, 0, &utf8_runs, &mut emit)?;
+            scan_utf16le(bytes, 1, &utf8_runs, &mut emit)
+        };
+        scan()
+    };
+    join_lines(&mut collector.table.strings, first, bytes, address);
+    scanned
+}
+
+/// Multi-line text is one string: strings of this section separated only
+/// by line breaks (`\n`, `\r\n`, `\r`, in their encoding) are joined,
+/// as long as the result stays within [`MAX_STRING_CHARS`]. A long packed
+/// blob (Go's string data) therefore stays in pieces that each hold their
+/// text, and a reference to a later line still lands inside the string.
+fn join_lines(strings: &mut Vec<FoundString>, first: usize, bytes: &[u8], base: u64) {
+    if strings.len() <= first + 1 {
+        return;
+    }
+    let mut section: Vec<FoundString> = strings.drain(first..).collect();
+    section.sort_by_key(|string| string.address);
+    let mut joined: Vec<(FoundString, usize)> = Vec::with_capacity(section.len());
+    for next in section {
+        let chars = next.value.chars().count();
+        if let Some((previous, previous_chars)) = joined.last_mut()
+            && let Some(gap) = line_break_gap(previous, &next, bytes, base)
+            && *previous_chars + gap.len() + chars <= MAX_STRING_CHARS
+        {
+            if next.encoding == StringEncoding::Utf8 {
+                previous.encoding = StringEncoding::Utf8;
+            }
+            previous.value.push_str(gap);
+            previous.value.push_str(&next.value);
+            previous.truncated = next.truncated;
+            *previous_chars += gap.len() + chars;
+            continue;
+        }
+        joined.push((next, chars));
+    }
+    strings.extend(joined.into_iter().map(|(string, _)| string));
+}
+
+/// The line breaks between two strings, when that is all there is between
+/// them and both are of one kind (narrow, or UTF-16LE).
+fn line_break_gap(
+    previous: &FoundString,
+    next: &FoundString,
+    bytes: &[u8],
+    base: u64,
+) -> Option<&'static str> {
+    let wide = previous.encoding == StringEncoding::Utf16Le;
+    if previous.truncated || wide != (next.encoding == StringEncoding::Utf16Le) {
+        return None;
+    }
+    let start = previous
+        .address
+        .checked_sub(base)?
+        .checked_add(previous.byte_len())?;
+    let start = usize::try_from(start).ok()?;
+    let end = usize::try_from(next.address.checked_sub(base)?).ok()?;
+    let gap = bytes.get(start..end)?;
+    let narrow: Vec<u8> = if wide {
+        if gap.len() % 2 != 0 || gap.chunks(2).any(|unit| unit[1] != 0) {
+            return None;
+        }
+        gap.iter().step_by(2).copied().collect()
+    } else {
+        gap.to_vec()
+    };
+    match narrow.as_slice() {
+        b"\n" => Some("\n"),
+        b"\r\n" => Some("\r\n"),
+        b"\r" => Some("\r"),
+        _ => None,
+    }
 }

@@ -15,7 +15,10 @@
 //! continue the run, or by the end of the section. A character is printable
 //! when it is a tab or not [`is_hidden`] (so controls, format characters
 //! such as RLO and zero-width spaces, private-use, unassigned and
-//! default-ignorable code points all end a run). Two decodings are tried:
+//! default-ignorable code points all end a run). Strings of one section
+//! separated only by a line break (`\n`, `\r\n` or `\r`) are then joined
+//! into one multi-line string while it stays within [`MAX_STRING_CHARS`],
+//! so a usage message is one string. Two decodings are tried:
 //!
 //! * UTF-8: ASCII bytes and valid multi-byte sequences (no overlongs, no
 //!   surrogates). A run whose characters are all ASCII is [`StringEncoding::Ascii`],

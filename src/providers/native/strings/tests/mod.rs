@@ -69,7 +69,14 @@ fn assert_well_formed(table: &StringTable) {
             "{string:?}"
         );
         assert!(!string.truncated || chars == MAX_STRING_CHARS, "{string:?}");
-        assert!(string.value.chars().all(printable_slow), "{string:?}");
+        // Line breaks appear only between the lines of joined text.
+        assert!(
+            string
+                .value
+                .chars()
+                .all(|c| printable_slow(c) || matches!(c, '\n' | '\r')),
+            "{string:?}"
+        );
         assert_eq!(
             string.value.is_ascii(),
             string.encoding == StringEncoding::Ascii

@@ -39,13 +39,45 @@ fn nul_terminated_and_unterminated_runs() {
         scan(b"\x01\x02first\0\x7fsecond"),
         [ascii(2, "first"), ascii(9, "second")]
     );
-    // Tab continues a run; newline and DEL end one.
+    // Tab continues a run; DEL ends one; lines separated by one line
+    // break are one multi-line string.
     assert_eq!(
         scan(b"a\tbcd\nefgh\x7fijkl"),
-        [ascii(0, "a\tbcd"), ascii(6, "efgh"), ascii(11, "ijkl")]
+        [ascii(0, "a\tbcd\nefgh"), ascii(11, "ijkl")]
     );
     assert_eq!(scan(b"\0\0\0\0"), []);
     assert_eq!(scan(b""), []);
+}
+
+#[test]
+fn multi_line_text_is_one_string_within_the_cap() {
+    assert_eq!(
+        scan(b"Usage: ls\r\n  -a, --all\n  -D, --dired\0"),
+        [ascii(0, "Usage: ls\r\n  -a, --all\n  -D, --dired")]
+    );
+    // Two line breaks, or a short line between, end the text.
+    assert_eq!(
+        scan(b"first line\n\nsecond line\0"),
+        [ascii(0, "first line"), ascii(12, "second line")]
+    );
+    let wide: Vec<u8> = "ab\u{e9}cd\nefgh"
+        .chars()
+        .flat_map(|c| [c as u8, 0])
+        .collect();
+    assert_eq!(
+        scan(&wide),
+        [found(0, StringEncoding::Utf16Le, "ab\u{e9}cd\nefgh")]
+    );
+    // Joining never passes the cap: each piece keeps its text.
+    let line = "x".repeat(MAX_STRING_CHARS - 10);
+    let text = format!("{line}\n{line}");
+    let pieces = scan(text.as_bytes());
+    assert_eq!(pieces.len(), 2);
+    assert!(
+        pieces
+            .iter()
+            .all(|piece| piece.value == line && !piece.truncated)
+    );
 }
 
 #[test]
