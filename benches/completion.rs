@@ -375,6 +375,7 @@ fn generate(count: usize) -> Inventory {
             size: None,
             sources: rea::providers::Sources::of(rea::providers::Source::Symbol),
             library: None,
+            part_of: None,
         });
     }
     Inventory {

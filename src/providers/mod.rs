@@ -54,6 +54,9 @@ pub struct Procedure {
     /// For an imported function, the library the file binds it to, when
     /// the file says which.
     pub library: Option<String>,
+    /// For a fragment (a `.cold` or `.part` piece laid out apart), the
+    /// start of the procedure it belongs to.
+    pub part_of: Option<u64>,
 }
 
 /// One way a procedure can be found.
@@ -83,10 +86,22 @@ pub enum Source {
     Radare2,
     /// An imported function: its stub, or its import slot.
     Import,
+    /// A pointer to code stored in data (a relocation, or the aligned scan).
+    CodePointer,
+    /// Code whose address an instruction computes (`lea`, `adr`).
+    AddressTaken,
+    /// The target of a jump that leaves a procedure (a tail call).
+    TailCall,
+    /// A piece of another procedure laid out apart from it (`.cold`, `.part`).
+    Fragment,
+    /// Code no known procedure reaches, after padding.
+    CodeGap,
+    /// `main`, from the argument the C runtime's entry passes (an inference).
+    CRuntimeMain,
 }
 
 impl Source {
-    pub const ALL: [Source; 12] = [
+    pub const ALL: [Source; 18] = [
         Source::Symbol,
         Source::DynamicSymbol,
         Source::Export,
@@ -99,6 +114,12 @@ impl Source {
         Source::CallTarget,
         Source::Radare2,
         Source::Import,
+        Source::CodePointer,
+        Source::AddressTaken,
+        Source::TailCall,
+        Source::Fragment,
+        Source::CodeGap,
+        Source::CRuntimeMain,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -115,17 +136,23 @@ impl Source {
             Source::CallTarget => "call_target",
             Source::Radare2 => "radare2",
             Source::Import => "import",
+            Source::CodePointer => "code_pointer",
+            Source::AddressTaken => "address_taken",
+            Source::TailCall => "tail_call",
+            Source::Fragment => "fragment",
+            Source::CodeGap => "code_gap",
+            Source::CRuntimeMain => "c_runtime_main",
         }
     }
 
-    fn bit(self) -> u16 {
-        1 << (self as u16)
+    fn bit(self) -> u32 {
+        1 << (self as u32)
     }
 }
 
 /// A set of [`Source`]s, listed in declaration order.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub struct Sources(u16);
+pub struct Sources(u32);
 
 impl Sources {
     pub fn of(source: Source) -> Sources {

@@ -117,6 +117,7 @@ mod tests {
             size: None,
             sources: crate::providers::Sources::of(crate::providers::Source::Symbol),
             library: None,
+            part_of: None,
         }
     }
 

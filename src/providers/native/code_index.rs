@@ -190,6 +190,11 @@ impl CodeIndex {
         &self.call_targets
     }
 
+    /// Every reference, sorted by source.
+    pub fn xrefs(&self) -> &[Xref] {
+        &self.by_from
+    }
+
     pub fn xref_count(&self) -> usize {
         self.by_from.len()
     }

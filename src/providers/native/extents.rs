@@ -104,6 +104,7 @@ mod tests {
                     size,
                     sources: Sources::of(Source::EhFrame),
                     library: None,
+                    part_of: None,
                 })
                 .collect(),
             truncated: false,

@@ -23,8 +23,11 @@ mod layout;
 mod overview;
 pub mod pointers;
 mod procedures;
+mod recovered;
+mod recovery;
 mod strings;
 mod thunks;
+mod words;
 
 #[cfg(test)]
 pub(crate) mod fixtures;
@@ -309,8 +312,15 @@ impl NativeImage {
                     .into_iter()
                     .chain(c_name.and_then(named))
             });
-            let mut inventory =
-                procedures::inventory(&file, tables.chain(calls).chain(go_named).chain(imports));
+            let candidates: Vec<_> = tables.chain(calls).chain(go_named).chain(imports).collect();
+            let declared = procedures::inventory(&file, candidates.iter().cloned());
+            let recovered = self.recover_procedures(document, &file, &code, &thunks, &declared)?;
+            let mut inventory = if recovered.candidates.is_empty() {
+                declared
+            } else {
+                procedures::inventory(&file, candidates.into_iter().chain(recovered.candidates))
+            };
+            inventory.limitations.extend(recovered.limitations);
             inventory.limitations.extend(discovered.limitations);
             inventory
                 .limitations

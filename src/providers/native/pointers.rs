@@ -18,6 +18,8 @@
 
 use object::read::elf::FileHeader as _;
 use object::read::pe::{ImageNtHeaders, ImageOptionalHeader as _, PeFile};
+
+use super::words::Words;
 use object::{
     Object, ObjectSection, ObjectSegment, ObjectSymbol, ObjectSymbolTable, RelocationFlags,
     RelocationKind, RelocationTarget, SectionKind, elf, pe,
@@ -127,6 +129,27 @@ impl DataPointers {
         (start, last.saturating_add(self.width))
     }
 
+    /// The pointer stored at `slot`, if it is one of the slots.
+    pub fn value_at(&self, slot: u64) -> Option<u64> {
+        self.by_slot
+            .binary_search_by_key(&slot, |&(s, _)| s)
+            .ok()
+            .map(|at| self.by_slot[at].1)
+    }
+
+    /// Every distinct address some slot points at, sorted.
+    pub fn targets(&self) -> impl Iterator<Item = u64> + '_ {
+        let mut last = None;
+        self.by_target
+            .iter()
+            .map(|&(target, _)| target)
+            .filter(move |&target| {
+                let new = last != Some(target);
+                last = Some(target);
+                new
+            })
+    }
+
     pub fn len(&self) -> usize {
         self.by_target.len()
     }
@@ -198,64 +221,6 @@ impl Collector {
         }
         self.pairs.push((target, slot));
         true
-    }
-}
-
-/// Pointer-sized words of the file's sections, by address.
-struct Words<'data> {
-    /// `(address, bytes)` of every section with file data, sorted.
-    sections: Vec<(u64, &'data [u8])>,
-    /// Their `[start, end)` and whether each is code, in the same order.
-    bounds: Vec<(u64, u64, bool)>,
-    size: usize,
-    little: bool,
-}
-
-impl<'data> Words<'data> {
-    fn new(file: &object::File<'data>) -> Words<'data> {
-        let mut sections: Vec<(u64, &[u8], bool)> = file
-            .sections()
-            .filter(|section| section.kind() != SectionKind::UninitializedData)
-            .filter_map(|section| {
-                let data = section.data().ok()?;
-                Some((section.address(), data, section.kind() == SectionKind::Text))
-            })
-            .filter(|(_, data, _)| !data.is_empty())
-            .collect();
-        sections.sort_unstable_by_key(|&(address, _, _)| address);
-        Words {
-            bounds: sections
-                .iter()
-                .map(|&(address, data, code)| {
-                    (address, address.saturating_add(data.len() as u64), code)
-                })
-                .collect(),
-            sections: sections
-                .into_iter()
-                .map(|(address, data, _)| (address, data))
-                .collect(),
-            size: if file.is_64() { 8 } else { 4 },
-            little: file.is_little_endian(),
-        }
-    }
-
-    fn at(&self, address: u64) -> Option<u64> {
-        let index = self
-            .sections
-            .partition_point(|&(start, _)| start <= address)
-            .checked_sub(1)?;
-        let (start, data) = self.sections[index];
-        let offset = usize::try_from(address - start).ok()?;
-        self.decode(data.get(offset..offset.checked_add(self.size)?)?)
-    }
-
-    fn decode(&self, bytes: &[u8]) -> Option<u64> {
-        Some(match (self.size, self.little) {
-            (8, true) => u64::from_le_bytes(bytes.try_into().ok()?),
-            (8, false) => u64::from_be_bytes(bytes.try_into().ok()?),
-            (_, true) => u32::from_le_bytes(bytes.try_into().ok()?).into(),
-            (_, false) => u32::from_be_bytes(bytes.try_into().ok()?).into(),
-        })
     }
 }
 

@@ -37,7 +37,7 @@ enum Binding {
 }
 
 /// One name (possibly empty: "no usable name") proposed for an address.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(super) struct Candidate<'data> {
     address: u64,
     name: Cow<'data, [u8]>,
@@ -47,6 +47,8 @@ pub(super) struct Candidate<'data> {
     size: u64,
     /// The library an imported function comes from.
     library: Option<String>,
+    /// The procedure a fragment belongs to.
+    part_of: Option<u64>,
 }
 
 impl<'data> Candidate<'data> {
@@ -60,6 +62,7 @@ impl<'data> Candidate<'data> {
             source,
             size: 0,
             library: None,
+            part_of: None,
         }
     }
 
@@ -77,6 +80,15 @@ impl<'data> Candidate<'data> {
             source: Source::Import,
             size: 0,
             library: library.map(str::to_owned),
+            part_of: None,
+        }
+    }
+
+    /// A piece of the procedure at `parent`, laid out apart from it.
+    pub(super) fn fragment(address: u64, parent: u64) -> Candidate<'static> {
+        Candidate {
+            part_of: Some(parent),
+            ..Candidate::unnamed(address, None, Source::Fragment)
         }
     }
 
@@ -89,6 +101,7 @@ impl<'data> Candidate<'data> {
             source,
             size: size.unwrap_or(0),
             library: None,
+            part_of: None,
         }
     }
 }
@@ -161,6 +174,7 @@ fn collect_symbols<'data, S: ObjectSymbol<'data>>(
             source,
             size: symbol.size(),
             library: None,
+            part_of: None,
         });
     }
 }
@@ -200,6 +214,7 @@ fn collect_pe_exports<'data>(file: &object::File<'data>, out: &mut Vec<Candidate
             source: Source::Export,
             size: 0,
             library: None,
+            part_of: None,
         });
     }
 }
@@ -282,6 +297,13 @@ fn procedure_at(group: &[Candidate<'_>], non_utf8_names: &mut usize) -> Option<P
         size,
         sources,
         library: group.iter().find_map(|candidate| candidate.library.clone()),
+        // A symbol at a fragment says it is a function of its own.
+        part_of: group
+            .iter()
+            .find_map(|candidate| candidate.part_of)
+            .filter(|_| {
+                !sources.contains(Source::Symbol) && !sources.contains(Source::DynamicSymbol)
+            }),
     })
 }
 
@@ -297,6 +319,7 @@ mod tests {
             source: Source::Symbol,
             size: 0,
             library: None,
+            part_of: None,
         }
     }
 
@@ -350,6 +373,7 @@ mod tests {
                 size: None,
                 sources: Sources::of(Source::Symbol),
                 library: None,
+                part_of: None,
             }]
         );
     }

@@ -56,6 +56,7 @@ pub(crate) fn inventory(
                         size,
                         sources: Sources::of(Source::Radare2),
                         library: None,
+                        part_of: None,
                     },
                 );
             }

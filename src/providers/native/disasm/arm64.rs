@@ -28,9 +28,13 @@ use yaxpeax_arm::armv8::a64::{InstDecoder, Instruction, Opcode, Operand, ShiftSt
 
 use super::super::super::code::{DataReference, Flow, RefKind};
 use super::Decoded;
+use super::shape::{Reg, Shape, Unsigned};
 
 /// Every AArch64 instruction is one little-endian 32-bit word.
 const WORD: usize = 4;
+
+/// The `nop` word (`hint #0`), what assemblers pad code with.
+const NOP: u32 = 0xd503_201f;
 
 /// x0–x18 and x30 (the link register): what a call may change under
 /// AAPCS64. Go's ABI clobbers more, but Go keeps nothing live in registers
@@ -93,6 +97,40 @@ impl<'a> Cursor<'a> {
             flow,
             data,
         })
+    }
+
+    /// Moves to `address`, so the next word decodes from there (with no
+    /// remembered pages); `false` (and no move) outside the bytes.
+    pub(super) fn seek(&mut self, address: u64) -> bool {
+        let Ok(offset) = usize::try_from(address.wrapping_sub(self.address)) else {
+            return false;
+        };
+        if offset >= self.bytes.len() {
+            return false;
+        }
+        self.offset = offset;
+        self.last = None;
+        self.pages.forget(u32::MAX);
+        true
+    }
+
+    /// The [`Shape`] of the last decoded word: padding for `nop` and zero
+    /// words (whether decodable or not), `Undecodable` for other words
+    /// that are no instruction.
+    pub(super) fn shape(&self) -> Shape {
+        let start = self.offset.saturating_sub(WORD);
+        let word = self
+            .bytes
+            .get(start..self.offset)
+            .and_then(|word| <[u8; WORD]>::try_from(word).ok())
+            .map(u32::from_le_bytes);
+        if matches!(word, Some(0 | NOP)) {
+            return Shape::Padding;
+        }
+        match self.last {
+            Some(pc) => shape(&self.instruction, pc),
+            None => Shape::Undecodable,
+        }
     }
 
     /// Decodes one word into [`Cursor::instruction`]; `false` if it is
@@ -496,4 +534,108 @@ fn register_bits(operand: Operand) -> u32 {
 
 fn bit(register: u16) -> u32 {
     if register < 31 { 1 << register } else { 0 }
+}
+
+/// The recovery shape of a decoded instruction at `pc` (see [`Shape`]).
+fn shape(instruction: &Instruction, pc: u64) -> Shape {
+    let general = |operand: Operand| match operand {
+        Operand::Register(_, n) | Operand::RegisterOrSP(_, n) if n < 31 => Some(n as Reg),
+        _ => None,
+    };
+    let [first, second, third, _] = instruction.operands;
+    match instruction.opcode {
+        // `cmp wn, #imm` is `subs wzr, wn, #imm`.
+        Opcode::SUBS if matches!(first, Operand::Register(_, 31)) => {
+            let imm = match third {
+                Operand::Immediate(value) => Some(u64::from(value)),
+                Operand::ImmShift(value, shift) => u64::from(value).checked_shl(shift.into()),
+                _ => None,
+            };
+            match (general(second), imm) {
+                (Some(reg), Some(imm)) => Shape::Compare { reg, imm },
+                _ => Shape::Other,
+            }
+        }
+        // Condition codes: 2 hs, 3 lo, 8 hi, 9 ls.
+        Opcode::Bcc(2) => Shape::Branch(Unsigned::AboveOrEqual),
+        Opcode::Bcc(3) => Shape::Branch(Unsigned::Below),
+        Opcode::Bcc(8) => Shape::Branch(Unsigned::Above),
+        Opcode::Bcc(9) => Shape::Branch(Unsigned::BelowOrEqual),
+        Opcode::ADR | Opcode::ADRP => match (general(first), pc_relative(instruction, pc)) {
+            (Some(reg), Some(address)) => Shape::AddressOf { reg, address },
+            _ => Shape::Other,
+        },
+        Opcode::ADD => {
+            let Some(dst) = general(first) else {
+                return Shape::Other;
+            };
+            let Some(a) = general(second) else {
+                return Shape::Other;
+            };
+            match third {
+                Operand::Immediate(value) => Shape::AddImmediate {
+                    dst,
+                    src: a,
+                    imm: u64::from(value),
+                },
+                Operand::ImmShift(value, shift) => match u64::from(value).checked_shl(shift.into())
+                {
+                    Some(imm) => Shape::AddImmediate { dst, src: a, imm },
+                    None => Shape::Other,
+                },
+                Operand::RegShift(style, amount, _, b) if b < 31 => {
+                    let extend = match style {
+                        ShiftStyle::SXTB => 1,
+                        ShiftStyle::SXTH => 2,
+                        ShiftStyle::SXTW => 4,
+                        ShiftStyle::LSL | ShiftStyle::UXTX | ShiftStyle::SXTX => 0,
+                        _ => return Shape::Other,
+                    };
+                    Shape::AddRegister {
+                        dst,
+                        a,
+                        b: b as Reg,
+                        shift: amount,
+                        extend,
+                    }
+                }
+                _ => Shape::Other,
+            }
+        }
+        Opcode::LDRB
+        | Opcode::LDRH
+        | Opcode::LDR
+        | Opcode::LDRSW
+        | Opcode::LDRSB
+        | Opcode::LDRSH => {
+            let (Some(dst), Operand::RegRegOffset(base, index, _, _, amount)) =
+                (general(first), second)
+            else {
+                return Shape::Other;
+            };
+            let (width, signed) = match instruction.opcode {
+                Opcode::LDRB => (1, false),
+                Opcode::LDRSB => (1, true),
+                Opcode::LDRH => (2, false),
+                Opcode::LDRSH => (2, true),
+                Opcode::LDRSW => (4, true),
+                _ if matches!(first, Operand::Register(SizeCode::W, _)) => (4, false),
+                _ => (8, false),
+            };
+            if index >= 31 {
+                return Shape::Other;
+            }
+            Shape::Load {
+                dst,
+                base: (base < 31).then_some(base as Reg),
+                index: index as Reg,
+                shift: amount,
+                width,
+                signed,
+                disp: 0,
+            }
+        }
+        Opcode::BR => general(first).map_or(Shape::Other, |reg| Shape::JumpRegister { reg }),
+        _ => Shape::Other,
+    }
 }

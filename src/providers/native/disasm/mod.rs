@@ -20,6 +20,7 @@
 //! per input byte.
 
 mod arm64;
+pub mod shape;
 mod x86;
 
 #[cfg(test)]
@@ -82,6 +83,65 @@ pub fn sweep(arch: Arch, bytes: &[u8], address: u64, mut sink: impl FnMut(Decode
             let mut cursor = arm64::Cursor::new(bytes, address);
             while let Some(decoded) = cursor.next_decoded() {
                 sink(decoded);
+            }
+        }
+    }
+}
+
+/// Decodes single instructions at chosen addresses of one byte range,
+/// with their [`Shape`](shape::Shape): the random-access path recursive
+/// descent needs. Reuses one decoder for every call.
+pub struct Walker<'a> {
+    cursor: WalkerCursor<'a>,
+}
+
+enum WalkerCursor<'a> {
+    X86(x86::Cursor<'a>),
+    Aarch64(arm64::Cursor<'a>),
+}
+
+impl<'a> Walker<'a> {
+    pub fn new(arch: Arch, bytes: &'a [u8], address: u64) -> Self {
+        let cursor = match arch {
+            Arch::X86 | Arch::X86_64 => WalkerCursor::X86(x86::Cursor::new(arch, bytes, address)),
+            Arch::Aarch64 => WalkerCursor::Aarch64(arm64::Cursor::new(bytes, address)),
+        };
+        Walker { cursor }
+    }
+
+    /// The instruction at `address`, or `None` outside the bytes.
+    /// Undecodable bytes are a `Stop` with shape `Other` (AArch64 zero
+    /// words are `Padding`).
+    pub fn decode_at(&mut self, address: u64) -> Option<(Decoded, shape::Shape)> {
+        match &mut self.cursor {
+            WalkerCursor::X86(cursor) => {
+                if !cursor.seek(address) {
+                    return None;
+                }
+                let decoded = cursor.next_decoded()?;
+                Some((decoded, cursor.shape()))
+            }
+            WalkerCursor::Aarch64(cursor) => {
+                if !cursor.seek(address) {
+                    return None;
+                }
+                let decoded = cursor.next_decoded()?;
+                Some((decoded, cursor.shape()))
+            }
+        }
+    }
+
+    /// The next instruction after the last one decoded (cheaper than a
+    /// seek on x86, and AArch64 keeps its `adrp` pairing).
+    pub fn decode_next(&mut self) -> Option<(Decoded, shape::Shape)> {
+        match &mut self.cursor {
+            WalkerCursor::X86(cursor) => {
+                let decoded = cursor.next_decoded()?;
+                Some((decoded, cursor.shape()))
+            }
+            WalkerCursor::Aarch64(cursor) => {
+                let decoded = cursor.next_decoded()?;
+                Some((decoded, cursor.shape()))
             }
         }
     }

@@ -24,11 +24,13 @@ use iced_x86::{
 
 use super::super::super::code::{Arch, DataReference, Flow, RefKind};
 use super::Decoded;
+use super::shape::{Reg, Shape, Unsigned};
 
 /// Decodes one instruction after another, resynchronising one byte after
 /// each undecodable one.
 pub(super) struct Cursor<'a> {
     decoder: Decoder<'a>,
+    bytes: &'a [u8],
     bytes_len: usize,
     address: u64,
     instruction: Instruction,
@@ -45,6 +47,7 @@ impl<'a> Cursor<'a> {
         Cursor {
             // `with_ip` only panics on a bitness other than 16, 32 or 64.
             decoder: Decoder::with_ip(bitness, bytes, address, DecoderOptions::NONE),
+            bytes,
             bytes_len: bytes.len(),
             address,
             instruction: Instruction::default(),
@@ -92,6 +95,36 @@ impl<'a> Cursor<'a> {
             flow: Flow::Stop,
             data: None,
         })
+    }
+
+    /// Moves to `address`, so the next instruction decodes from there;
+    /// `false` (and no move) if it lies outside the bytes.
+    pub(super) fn seek(&mut self, address: u64) -> bool {
+        let Ok(offset) = usize::try_from(address.wrapping_sub(self.address)) else {
+            return false;
+        };
+        if offset >= self.bytes_len || self.decoder.set_position(offset).is_err() {
+            return false;
+        }
+        self.decoder.set_ip(address);
+        true
+    }
+
+    /// The [`Shape`] of the last decoded instruction (`Other` if it was
+    /// undecodable).
+    pub(super) fn shape(&self) -> Shape {
+        if !self.valid {
+            return Shape::Undecodable;
+        }
+        let start = self
+            .decoder
+            .position()
+            .saturating_sub(self.instruction.len());
+        let raw = self
+            .bytes
+            .get(start..self.decoder.position())
+            .unwrap_or_default();
+        shape(&self.instruction, raw)
     }
 
     /// Writes the text of the last decoded instruction into `out`; `false`
@@ -319,4 +352,124 @@ fn static_address(instruction: &Instruction) -> Option<u64> {
         && instruction.memory_index() == Register::None
         && !matches!(instruction.memory_segment(), Register::FS | Register::GS);
     absolute.then(|| instruction.memory_displacement64())
+}
+
+/// The recovery shape of a decodable instruction (see [`Shape`]).
+fn shape(instruction: &Instruction, raw: &[u8]) -> Shape {
+    let register = |operand: u32| {
+        (instruction.op_kind(operand) == OpKind::Register)
+            .then(|| reg(instruction.op_register(operand)))
+            .flatten()
+    };
+    let immediate = |operand: u32| {
+        matches!(
+            instruction.op_kind(operand),
+            OpKind::Immediate8
+                | OpKind::Immediate16
+                | OpKind::Immediate32
+                | OpKind::Immediate64
+                | OpKind::Immediate8to16
+                | OpKind::Immediate8to32
+                | OpKind::Immediate8to64
+                | OpKind::Immediate32to64
+        )
+        .then(|| instruction.immediate(operand))
+    };
+    let two = instruction.op_count() == 2;
+    match instruction.mnemonic() {
+        Mnemonic::Nop | Mnemonic::Int3 => Shape::Padding,
+        // Two zero bytes decode as `add [rax], al`: filler, not code.
+        Mnemonic::Add if raw.iter().all(|&byte| byte == 0) => Shape::Padding,
+        // `lea esi, [esi + 0]`: the old multi-byte no-op of 32-bit code.
+        Mnemonic::Lea
+            if two
+                && instruction.memory_index() == Register::None
+                && instruction.memory_displacement64() == 0
+                && instruction.memory_base() == instruction.op0_register() =>
+        {
+            Shape::Padding
+        }
+        Mnemonic::Cmp if two => match (register(0), immediate(1)) {
+            (Some(reg), Some(imm)) => Shape::Compare { reg, imm },
+            // `cmp dword [rsi], 7`, the index loaded afterwards.
+            (None, Some(imm)) if instruction.op0_kind() == OpKind::Memory => {
+                Shape::Compare { reg: MEMORY, imm }
+            }
+            _ => Shape::Other,
+        },
+        Mnemonic::Ja => Shape::Branch(Unsigned::Above),
+        Mnemonic::Jae => Shape::Branch(Unsigned::AboveOrEqual),
+        Mnemonic::Jbe => Shape::Branch(Unsigned::BelowOrEqual),
+        Mnemonic::Jb => Shape::Branch(Unsigned::Below),
+        Mnemonic::Lea if two && instruction.is_ip_rel_memory_operand() => match register(0) {
+            Some(reg) => Shape::AddressOf {
+                reg,
+                address: instruction.ip_rel_memory_address(),
+            },
+            None => Shape::Other,
+        },
+        Mnemonic::Mov | Mnemonic::Movsxd | Mnemonic::Movzx | Mnemonic::Movsx
+            if two && instruction.op1_kind() == OpKind::Memory =>
+        {
+            let (Some(dst), Some(index)) = (register(0), reg(instruction.memory_index())) else {
+                return Shape::Other;
+            };
+            if matches!(instruction.memory_segment(), Register::FS | Register::GS) {
+                return Shape::Other;
+            }
+            Shape::Load {
+                dst,
+                base: reg(instruction.memory_base()),
+                index,
+                shift: scale_shift(instruction.memory_index_scale()),
+                width: instruction.memory_size().size().min(8) as u8,
+                signed: matches!(instruction.mnemonic(), Mnemonic::Movsxd | Mnemonic::Movsx),
+                disp: instruction.memory_displacement64(),
+            }
+        }
+        Mnemonic::Add if two => match (register(0), register(1)) {
+            (Some(dst), Some(b)) => Shape::AddRegister {
+                dst,
+                a: dst,
+                b,
+                shift: 0,
+                extend: 0,
+            },
+            _ => Shape::Other,
+        },
+        Mnemonic::Jmp => match instruction.op0_kind() {
+            OpKind::Register => register(0).map_or(Shape::Other, |reg| Shape::JumpRegister { reg }),
+            OpKind::Memory
+                if instruction.memory_base() == Register::None
+                    && !instruction.is_ip_rel_memory_operand() =>
+            {
+                match reg(instruction.memory_index()) {
+                    Some(index) => Shape::JumpLoad {
+                        index,
+                        shift: scale_shift(instruction.memory_index_scale()),
+                        width: instruction.memory_size().size().min(8) as u8,
+                        disp: instruction.memory_displacement64(),
+                    },
+                    None => Shape::Other,
+                }
+            }
+            _ => Shape::Other,
+        },
+        _ => Shape::Other,
+    }
+}
+
+/// The [`Reg`] of a compare whose first operand is memory.
+const MEMORY: Reg = Reg::MAX;
+
+/// A general register as a [`Reg`] (its full register); `None` for no
+/// register and for the instruction pointer.
+fn reg(register: Register) -> Option<Reg> {
+    let full = register.full_register();
+    (register != Register::None && register.is_gpr() && !register.is_ip()).then_some(full as Reg)
+}
+
+/// `log2` of an index scale of 1, 2, 4 or 8.
+fn scale_shift(scale: u32) -> u8 {
+    scale.trailing_zeros().min(3) as u8
 }

@@ -133,7 +133,59 @@ fn reference_scan(bytes: &[u8]) -> Vec<Found> {
         flush(&mut units);
     }
     out.sort_by_key(|found| found.offset);
-    out
+    reference_join(out, bytes)
+}
+
+/// Joins neighbours of one kind separated by exactly one line break
+/// (`\n`, `\r\n` or `\r`, as UTF-16 units for wide strings) while the
+/// whole stays within the cap, written the plain way.
+fn reference_join(found: Vec<Found>, bytes: &[u8]) -> Vec<Found> {
+    let mut out: Vec<(Found, usize)> = Vec::new();
+    for next in found {
+        let chars = next.value.chars().count();
+        if let Some((previous, previous_chars)) = out.last_mut() {
+            let wide = previous.encoding == StringEncoding::Utf16Le;
+            let end = previous.offset
+                + if wide {
+                    previous.value.chars().count() * 2
+                } else {
+                    previous.value.len()
+                };
+            let same_kind = wide == (next.encoding == StringEncoding::Utf16Le);
+            if !previous.truncated && same_kind && next.offset >= end {
+                let gap: Vec<u8> = if wide {
+                    let raw = &bytes[end..next.offset];
+                    if raw.len().is_multiple_of(2) && raw.chunks(2).all(|unit| unit[1] == 0) {
+                        raw.iter().step_by(2).copied().collect()
+                    } else {
+                        Vec::new()
+                    }
+                } else {
+                    bytes[end..next.offset].to_vec()
+                };
+                let text = match gap.as_slice() {
+                    b"\n" => Some("\n"),
+                    b"\r\n" => Some("\r\n"),
+                    b"\r" => Some("\r"),
+                    _ => None,
+                };
+                if let Some(text) = text
+                    && *previous_chars + text.len() + chars <= MAX_STRING_CHARS
+                {
+                    if next.encoding == StringEncoding::Utf8 {
+                        previous.encoding = StringEncoding::Utf8;
+                    }
+                    previous.value.push_str(text);
+                    previous.value.push_str(&next.value);
+                    previous.truncated = next.truncated;
+                    *previous_chars += text.len() + chars;
+                    continue;
+                }
+            }
+        }
+        out.push((next, chars));
+    }
+    out.into_iter().map(|(found, _)| found).collect()
 }
 
 /// Bytes that make runs, multi-byte characters, UTF-16LE and breaks.

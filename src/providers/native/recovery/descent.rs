@@ -1,0 +1,630 @@
+//! The recursive descent of [`super::recover`]: one procedure at a time,
+//! a worklist of addresses, each followed along its straight-line run
+//! until control leaves it or the run reaches claimed bytes, padding or
+//! another procedure's start.
+
+use std::collections::{BTreeMap, HashSet};
+
+use super::super::disasm::Walker;
+use super::super::disasm::shape::{Reg, Shape};
+use super::claims::Claims;
+use super::jump_tables::{self, Resolution};
+use super::{Found, Input, Recovery};
+use crate::providers::Source;
+use crate::providers::code::{Arch, Flow, RefKind};
+
+/// Shapes remembered along a run for jump-table recognition.
+const HISTORY: usize = 16;
+/// Instructions a candidate start is read for before it is believed.
+const PLAUSIBLE_RUN: usize = 32;
+/// Widest unclaimed gap between two runs of one procedure that is taken
+/// as that procedure's own code.
+const HOLE: u64 = 4096;
+/// Farthest a jump-table target may lie from its jump.
+const TABLE_REACH: u64 = 1 << 20;
+
+/// Addresses still to walk, each with the shapes on the path to it.
+type Worklist = Vec<(u64, Vec<Shape>)>;
+
+/// One procedure the descent walked.
+struct Walked {
+    start: u64,
+    /// `[start, end)` of the runs it claimed, in claim order.
+    runs: Vec<(u64, u64)>,
+    /// `(from, to, conditional)` of the branches it followed inside itself.
+    branches: Vec<(u64, u64, bool)>,
+    /// Addresses it computes into registers: `(reg, address, unique)`,
+    /// where `unique` is false once the register got two different ones.
+    registers: Vec<(Reg, u64, bool)>,
+    /// Whether some path returns: a `ret`, a jump through a register no
+    /// table explains, or a tail call.
+    returns: bool,
+    /// Known starts it tail-calls.
+    tail_calls: Vec<u64>,
+    /// Callees after whose call only padding follows (the first pass stops
+    /// there, suspecting they never return).
+    suspected: Vec<u64>,
+}
+
+impl Walked {
+    fn new(start: u64) -> Walked {
+        Walked {
+            start,
+            runs: Vec::new(),
+            branches: Vec::new(),
+            registers: Vec::new(),
+            returns: false,
+            tail_calls: Vec::new(),
+            suspected: Vec::new(),
+        }
+    }
+
+    /// Notes what an instruction computes into a register.
+    fn note(&mut self, shape: Shape) {
+        match shape {
+            Shape::AddressOf { reg, address } => {
+                match self.registers.iter_mut().find(|(r, _, _)| *r == reg) {
+                    Some(entry) if entry.1 != address => entry.2 = false,
+                    Some(_) => {}
+                    None => self.registers.push((reg, address, true)),
+                }
+            }
+            // The low half after `adrp`: the same register, completed.
+            Shape::AddImmediate { dst, src, imm } if dst == src => {
+                if let Some(entry) = self.registers.iter_mut().find(|(r, _, _)| *r == dst) {
+                    entry.1 = entry.1.wrapping_add(imm);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The one address the procedure computes into `reg`, if one.
+    fn register(&self, reg: Reg) -> Option<u64> {
+        self.registers
+            .iter()
+            .find(|(r, _, unique)| *r == reg && *unique)
+            .map(|&(_, address, _)| address)
+    }
+}
+
+pub(super) struct Descent<'a> {
+    input: &'a Input<'a>,
+    claims: Claims,
+    /// One decoder per code region, in region order.
+    walkers: Vec<Walker<'a>>,
+    /// Every start known so far: the input's, then each one found.
+    starts: HashSet<u64>,
+    pending_tail_calls: Vec<u64>,
+    walked: Vec<Walked>,
+    /// Every run walked: start -> (end, index in `walked`).
+    runs: BTreeMap<u64, (u64, usize)>,
+    found: Vec<Found>,
+    tables: usize,
+    unbounded_tables: usize,
+    /// First pass: a call followed by padding ends its path.
+    suspect: bool,
+    /// Procedures the first pass showed never return.
+    never_return: HashSet<u64>,
+}
+
+impl<'a> Descent<'a> {
+    pub(super) fn new(
+        input: &'a Input<'a>,
+        claims: Claims,
+        suspect: bool,
+        never_return: HashSet<u64>,
+    ) -> Descent<'a> {
+        Descent {
+            input,
+            claims,
+            walkers: input
+                .code
+                .regions()
+                .iter()
+                .map(|region| Walker::new(input.arch, region.bytes, region.address))
+                .collect(),
+            starts: input.known.iter().map(|&(start, _)| start).collect(),
+            pending_tail_calls: Vec::new(),
+            walked: Vec::new(),
+            runs: BTreeMap::new(),
+            found: Vec::new(),
+            tables: 0,
+            unbounded_tables: 0,
+            suspect,
+            never_return,
+        }
+    }
+
+    /// The procedures that never return, from what the first pass walked:
+    /// no path returns, and every call it stopped after and every tail
+    /// call goes to an import that never returns or to another such
+    /// procedure (the largest set closed under that rule).
+    pub(super) fn non_returning(&self) -> HashSet<u64> {
+        let mut set: HashSet<u64> = self
+            .walked
+            .iter()
+            .filter(|walked| !walked.returns)
+            .map(|walked| walked.start)
+            .collect();
+        loop {
+            let before = set.len();
+            for walked in &self.walked {
+                let depends = walked.suspected.iter().chain(&walked.tail_calls);
+                let closed = depends
+                    .clone()
+                    .all(|&callee| set.contains(&callee) || self.import_never_returns(callee));
+                if !closed {
+                    set.remove(&walked.start);
+                }
+            }
+            if set.len() == before {
+                return set;
+            }
+        }
+    }
+
+    /// The instruction at `address` and its shape.
+    fn decode(&mut self, address: u64) -> Option<(super::super::disasm::Decoded, Shape)> {
+        let regions = self.input.code.regions();
+        let index = regions
+            .partition_point(|region| region.address <= address)
+            .checked_sub(1)?;
+        if address >= regions[index].end {
+            return None;
+        }
+        self.walkers[index].decode_at(address)
+    }
+
+    fn region_bounds(&self, address: u64) -> Option<(u64, u64)> {
+        self.input
+            .code
+            .region_of(address)
+            .map(|region| (region.address, region.end))
+    }
+
+    fn aligned(&self, address: u64) -> bool {
+        self.input.arch != Arch::Aarch64 || address.is_multiple_of(4)
+    }
+
+    fn excluded(&self, address: u64) -> bool {
+        self.input
+            .excluded
+            .iter()
+            .any(|&(start, end)| (start..end).contains(&address))
+    }
+
+    /// Walks the procedure at `start`, unless its bytes are already
+    /// claimed. `source` is how it was found when it is new (`None` for a
+    /// start the input already knew).
+    pub(super) fn procedure(&mut self, start: u64, source: Option<Source>) {
+        if self.claims.is_claimed(start) || !self.input.code.contains(start) || !self.aligned(start)
+        {
+            return;
+        }
+        if source.is_some()
+            && let Some(owner) = self.hole_owner(start)
+        {
+            // Code between two runs of one procedure is that procedure's
+            // (a case its unresolved switch reaches), whatever points at it.
+            let mut walked = std::mem::replace(&mut self.walked[owner], Walked::new(0));
+            let first_new = walked.runs.len();
+            self.walk_from(&mut walked, start);
+            self.index_runs(owner, &walked.runs[first_new..]);
+            self.walked[owner] = walked;
+            return;
+        }
+        if let Some(source) = source {
+            self.starts.insert(start);
+            self.found.push(Found {
+                address: start,
+                source,
+                part_of: None,
+            });
+        }
+        let mut walked = Walked::new(start);
+        self.walk_from(&mut walked, start);
+        self.index_runs(self.walked.len(), &walked.runs);
+        self.walked.push(walked);
+    }
+
+    fn walk_from(&mut self, walked: &mut Walked, start: u64) {
+        let mut worklist = vec![(start, Vec::new())];
+        while let Some((address, history)) = worklist.pop() {
+            self.run(walked, address, history, &mut worklist);
+        }
+    }
+
+    fn index_runs(&mut self, owner: usize, runs: &[(u64, u64)]) {
+        for &(start, end) in runs {
+            self.runs.insert(start, (end, owner));
+        }
+    }
+
+    /// The procedure whose runs lie on both sides of `address`, at most
+    /// [`HOLE`] bytes apart with nothing claimed between.
+    fn hole_owner(&self, address: u64) -> Option<usize> {
+        let (_, &(before_end, before)) = self.runs.range(..=address).next_back()?;
+        let (&after_start, &(_, after)) = self.runs.range(address..).next()?;
+        let hole = before == after
+            && before_end <= address
+            && after_start.saturating_sub(before_end) <= HOLE
+            && self
+                .claims
+                .next_unclaimed(before_end)
+                .is_some_and(|free| free == before_end);
+        hole.then_some(before)
+    }
+
+    /// Follows one straight-line run from `address`.
+    /// `history` holds the shapes on the path that branched here, so a
+    /// switch whose bounding compare sits before a conditional branch to
+    /// its dispatch still sees it.
+    fn run(
+        &mut self,
+        walked: &mut Walked,
+        mut address: u64,
+        mut history: Vec<Shape>,
+        worklist: &mut Worklist,
+    ) {
+        let run_start = address;
+        loop {
+            let entering_another = address != walked.start && self.starts.contains(&address);
+            if entering_another || self.claims.is_claimed(address) {
+                break;
+            }
+            let Some((decoded, shape)) = self.decode(address) else {
+                break;
+            };
+            let next = address.wrapping_add(u64::from(decoded.len));
+            // Padding reached by falling through is executed (compilers
+            // align loop heads with it); a call followed by padding was
+            // already taken as not returning.
+            if shape == Shape::Undecodable {
+                break;
+            }
+            self.claims.claim(address, next);
+            match walked.runs.last_mut() {
+                Some(last) if last.1 == address => last.1 = next,
+                _ => walked.runs.push((address, next)),
+            }
+            if history.len() == HISTORY {
+                history.remove(0);
+            }
+            walked.note(shape);
+            match decoded.flow {
+                Flow::Sequential => {}
+                Flow::IndirectCall => {
+                    let through = decoded
+                        .data
+                        .filter(|data| data.kind == RefKind::Call)
+                        .map(|data| data.target);
+                    if through.is_some_and(|slot| self.import_never_returns(slot)) {
+                        break;
+                    }
+                }
+                Flow::Call { target } => {
+                    if self.import_never_returns(target) {
+                        break;
+                    }
+                    // A callee shown not to return ends the path only
+                    // where padding follows: a compiler that did not know
+                    // leaves code after the call, which is the caller's.
+                    let suspect = self.suspect || self.never_return.contains(&target);
+                    if suspect && self.padding_at(next) {
+                        walked.suspected.push(target);
+                        break;
+                    }
+                }
+                Flow::ConditionalJump { target } => {
+                    let mut path = history.clone();
+                    path.push(shape);
+                    self.branch(walked, address, target, true, path, worklist);
+                }
+                Flow::Jump { target } => {
+                    self.jump(walked, address, next, target, history, worklist);
+                    break;
+                }
+                Flow::IndirectJump => {
+                    self.dispatch(walked, address, &history, shape, worklist);
+                    break;
+                }
+                Flow::Return => {
+                    walked.returns = true;
+                    break;
+                }
+                Flow::Stop => break,
+            }
+            history.push(shape);
+            address = next;
+            if address == run_start {
+                break;
+            }
+        }
+    }
+
+    fn import_never_returns(&self, target: u64) -> bool {
+        self.input.noreturn.binary_search(&target).is_ok()
+    }
+
+    /// Whether the instruction at `address` is padding.
+    fn padding_at(&mut self, address: u64) -> bool {
+        matches!(self.decode(address), Some((_, Shape::Padding)))
+    }
+
+    /// The first address at or after `address` that is not padding.
+    fn skip_padding(&mut self, mut address: u64) -> u64 {
+        for _ in 0..64 {
+            match self.decode(address) {
+                Some((decoded, Shape::Padding)) => {
+                    address = address.wrapping_add(u64::from(decoded.len.max(1)));
+                }
+                _ => break,
+            }
+        }
+        address
+    }
+
+    /// A conditional branch (or a table entry): another procedure's start
+    /// is a tail call; anything else in code is this procedure's.
+    fn branch(
+        &mut self,
+        walked: &mut Walked,
+        from: u64,
+        target: u64,
+        conditional: bool,
+        history: Vec<Shape>,
+        worklist: &mut Worklist,
+    ) {
+        if !self.input.code.contains(target) || !self.aligned(target) {
+            return;
+        }
+        if target != walked.start && self.starts.contains(&target) {
+            walked.tail_calls.push(target);
+            return;
+        }
+        walked.branches.push((from, target, conditional));
+        worklist.push((target, history));
+    }
+
+    /// An unconditional jump: a tail call when it goes to a known start or
+    /// to the first instruction after its own padding (a procedure does
+    /// not jump over padding to its next instruction), else a branch.
+    fn jump(
+        &mut self,
+        walked: &mut Walked,
+        from: u64,
+        next: u64,
+        target: u64,
+        history: Vec<Shape>,
+        worklist: &mut Worklist,
+    ) {
+        if !self.input.code.contains(target) {
+            // A jump out of the code (through a stub's slot) returns
+            // for all rea knows.
+            walked.returns = true;
+            return;
+        }
+        if target == walked.start {
+            return;
+        }
+        if self.starts.contains(&target) {
+            walked.tail_calls.push(target);
+            return;
+        }
+        if target == self.skip_padding(next) && !self.excluded(target) {
+            self.starts.insert(target);
+            self.pending_tail_calls.push(target);
+            walked.tail_calls.push(target);
+            return;
+        }
+        self.branch(walked, from, target, false, history, worklist);
+    }
+
+    /// An indirect jump: a switch table's cases are this procedure's.
+    fn dispatch(
+        &mut self,
+        walked: &mut Walked,
+        from: u64,
+        history: &[Shape],
+        shape: Shape,
+        worklist: &mut Worklist,
+    ) {
+        let Some((low, high)) = self.region_bounds(from) else {
+            return;
+        };
+        let words = self.input.words;
+        let pointers = self.input.pointers;
+        let unaligned_ok = self.input.arch != Arch::Aarch64;
+        let reader = jump_tables::Reader {
+            read: |at, width| words.value(at, width),
+            pointer: |slot| pointers.value_at(slot),
+            register: |reg| walked.register(reg),
+            valid: |target: u64| {
+                (low..high).contains(&target)
+                    && target.abs_diff(from) <= TABLE_REACH
+                    && (unaligned_ok || target.is_multiple_of(4))
+            },
+        };
+        let resolution = jump_tables::resolve(history, shape, &reader);
+        match resolution {
+            Resolution::Targets(targets) => {
+                self.tables += 1;
+                for target in targets {
+                    self.branch(walked, from, target, false, Vec::new(), worklist);
+                }
+            }
+            Resolution::Unbounded => {
+                self.unbounded_tables += 1;
+                walked.returns = true;
+            }
+            Resolution::Unknown => walked.returns = true,
+        }
+    }
+
+    /// Walks every start found as a tail-call target so far.
+    pub(super) fn drain_tail_calls(&mut self) {
+        while let Some(target) = self.pending_tail_calls.pop() {
+            // Already in `starts`; `procedure` records it as found.
+            self.starts.remove(&target);
+            self.procedure(target, Some(Source::TailCall));
+            self.starts.insert(target);
+        }
+    }
+
+    /// Whether unclaimed code at `address` reads as the start of a
+    /// procedure: not padding, and decodable up to the end of its first
+    /// run without running into claimed bytes.
+    pub(super) fn plausible_start(&mut self, address: u64) -> bool {
+        if !self.input.code.contains(address)
+            || !self.aligned(address)
+            || self.claims.is_claimed(address)
+            || self.excluded(address)
+        {
+            return false;
+        }
+        let mut at = address;
+        for step in 0..PLAUSIBLE_RUN {
+            if step > 0 && self.claims.is_claimed(at) {
+                return false;
+            }
+            let Some((decoded, shape)) = self.decode(at) else {
+                return false;
+            };
+            if step == 0 && shape == Shape::Padding {
+                return false;
+            }
+            match decoded.flow {
+                // A trap (`ud2` after a failed check) ends a real run;
+                // undecodable bytes do not.
+                Flow::Stop => return step > 0 && shape != Shape::Undecodable,
+                // A lone `ret` followed by more code is a byte of
+                // something else; an empty function is followed by padding.
+                Flow::Return if step == 0 => {
+                    let next = at.wrapping_add(u64::from(decoded.len));
+                    return self.padding_at(next);
+                }
+                Flow::Return | Flow::Jump { .. } | Flow::IndirectJump => return true,
+                _ => {}
+            }
+            at = at.wrapping_add(u64::from(decoded.len));
+        }
+        true
+    }
+
+    /// Starts a procedure at every run of unclaimed code that is not
+    /// padding.
+    pub(super) fn fill_gaps(&mut self) {
+        let regions: Vec<(u64, u64)> = self
+            .input
+            .code
+            .regions()
+            .iter()
+            .map(|region| (region.address, region.end))
+            .collect();
+        for (start, end) in regions {
+            let mut address = start;
+            while address < end {
+                let Some(unclaimed) = self.claims.next_unclaimed(address) else {
+                    break;
+                };
+                address = unclaimed;
+                if address >= end {
+                    break;
+                }
+                let Some((decoded, _)) = self.decode(address) else {
+                    break;
+                };
+                let step = u64::from(decoded.len.max(1));
+                if self.plausible_start(address) {
+                    self.procedure(address, Some(Source::CodeGap));
+                    self.drain_tail_calls();
+                }
+                if !self.claims.is_claimed(address) {
+                    address = address.wrapping_add(step);
+                }
+            }
+        }
+    }
+
+    /// Splits off the fragments, and returns everything found.
+    pub(super) fn finish(mut self) -> Recovery {
+        let walked = std::mem::take(&mut self.walked);
+        for procedure in &walked {
+            self.fragments(procedure);
+        }
+        let mut found = self.found;
+        found.sort_unstable_by_key(|found| found.address);
+        found.dedup_by_key(|found| found.address);
+        Recovery {
+            found,
+            tables: self.tables,
+            unbounded_tables: self.unbounded_tables,
+            limitations: Vec::new(),
+        }
+    }
+
+    /// The pieces of `procedure` not contiguous with its entry (only
+    /// padding between counts as contiguous) become starts of their own:
+    /// fragments when they branch back into the body or are entered by a
+    /// conditional branch, tail-call targets otherwise.
+    fn fragments(&mut self, procedure: &Walked) {
+        let mut runs = procedure.runs.clone();
+        runs.sort_unstable();
+        let mut pieces: Vec<(u64, u64)> = Vec::new();
+        for (start, end) in runs {
+            match pieces.last_mut() {
+                Some(last) if last.1 >= start || self.only_padding(last.1, start) => {
+                    last.1 = last.1.max(end);
+                }
+                _ => pieces.push((start, end)),
+            }
+        }
+        let Some(body) = pieces
+            .iter()
+            .copied()
+            .find(|&(start, end)| (start..end).contains(&procedure.start))
+        else {
+            return;
+        };
+        for &(start, end) in &pieces {
+            if (start, end) == body || self.starts.contains(&start) {
+                continue;
+            }
+            let in_body = |address: u64| (body.0..body.1).contains(&address);
+            let returns_to_body = procedure
+                .branches
+                .iter()
+                .any(|&(from, to, _)| (start..end).contains(&from) && in_body(to));
+            let entered_conditionally = procedure
+                .branches
+                .iter()
+                .any(|&(from, to, conditional)| conditional && to == start && in_body(from));
+            let fragment = returns_to_body || entered_conditionally;
+            self.starts.insert(start);
+            self.found.push(Found {
+                address: start,
+                source: if fragment {
+                    Source::Fragment
+                } else {
+                    Source::TailCall
+                },
+                part_of: fragment.then_some(procedure.start),
+            });
+        }
+    }
+
+    /// Whether `[start, end)` holds nothing but padding.
+    fn only_padding(&mut self, start: u64, end: u64) -> bool {
+        let mut at = start;
+        while at < end {
+            match self.decode(at) {
+                Some((decoded, Shape::Padding)) => {
+                    at = at.wrapping_add(u64::from(decoded.len.max(1)))
+                }
+                _ => return false,
+            }
+        }
+        true
+    }
+}
