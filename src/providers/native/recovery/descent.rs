@@ -3,7 +3,7 @@
 //! until control leaves it or the run reaches claimed bytes, padding or
 //! another procedure's start.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::super::disasm::Walker;
 use super::super::disasm::shape::{Reg, Shape};
@@ -17,6 +17,9 @@ use crate::providers::code::{Arch, Flow, RefKind};
 const HISTORY: usize = 16;
 /// Instructions a candidate start is read for before it is believed.
 const PLAUSIBLE_RUN: usize = 32;
+/// The alignment compilers give functions at `-O2` (gcc, clang and rustc
+/// on x86-64 and AArch64).
+const FUNCTION_ALIGNMENT: u64 = 16;
 /// Widest unclaimed gap between two runs of one procedure that is taken
 /// as that procedure's own code.
 const HOLE: u64 = 4096;
@@ -106,6 +109,9 @@ pub(super) struct Descent<'a> {
     suspect: bool,
     /// Procedures the first pass showed never return.
     never_return: HashSet<u64>,
+    /// Branch targets of the first pass, with the start of the procedure
+    /// that branched there.
+    foreign_targets: HashMap<u64, u64>,
 }
 
 impl<'a> Descent<'a> {
@@ -113,7 +119,7 @@ impl<'a> Descent<'a> {
         input: &'a Input<'a>,
         claims: Claims,
         suspect: bool,
-        never_return: HashSet<u64>,
+        (never_return, foreign_targets): (HashSet<u64>, HashMap<u64, u64>),
     ) -> Descent<'a> {
         Descent {
             input,
@@ -133,14 +139,26 @@ impl<'a> Descent<'a> {
             unbounded_tables: 0,
             suspect,
             never_return,
+            foreign_targets,
         }
+    }
+
+    /// What the first pass knows for the second: the procedures that never
+    /// return ([`Descent::non_returning`]) and who branches where.
+    pub(super) fn lessons(&self) -> (HashSet<u64>, HashMap<u64, u64>) {
+        let targets = self
+            .walked
+            .iter()
+            .flat_map(|walked| walked.branches.iter().map(|&(_, to, _)| (to, walked.start)))
+            .collect();
+        (self.non_returning(), targets)
     }
 
     /// The procedures that never return, from what the first pass walked:
     /// no path returns, and every call it stopped after and every tail
     /// call goes to an import that never returns or to another such
     /// procedure (the largest set closed under that rule).
-    pub(super) fn non_returning(&self) -> HashSet<u64> {
+    fn non_returning(&self) -> HashSet<u64> {
         let mut set: HashSet<u64> = self
             .walked
             .iter()
@@ -202,13 +220,18 @@ impl<'a> Descent<'a> {
         {
             return;
         }
-        if source.is_some()
-            && let Some(owner) = self.hole_owner(start)
-        {
+        let owner = match source {
+            Some(Source::CodeGap) => self.hole_owner(start).or_else(|| self.tail_owner(start)),
+            Some(_) => self.hole_owner(start),
+            None => None,
+        };
+        if let Some(owner) = owner {
             // Code between two runs of one procedure is that procedure's
             // (a case its unresolved switch reaches), whatever points at it.
             let mut walked = std::mem::replace(&mut self.walked[owner], Walked::new(0));
-            let first_new = walked.runs.len();
+            // The last run may grow (a run that continues it merges in),
+            // so it is indexed again with the new ones.
+            let first_new = walked.runs.len().saturating_sub(1);
             self.walk_from(&mut walked, start);
             self.index_runs(owner, &walked.runs[first_new..]);
             self.walked[owner] = walked;
@@ -241,18 +264,77 @@ impl<'a> Descent<'a> {
         }
     }
 
+    /// The procedure whose run ends right at `address`, when `address` is
+    /// not where a compiler would start a function (functions are aligned
+    /// to 16 bytes, with padding before): code no branch reaches that
+    /// directly follows a procedure is that procedure's (a landing pad the
+    /// unwinder enters, code after a call that does not return).
+    ///
+    /// At an aligned address it must also read as such code: its first
+    /// block ends in a call that never returns (`_Unwind_Resume`) or jumps
+    /// back into the procedure.
+    fn tail_owner(&mut self, address: u64) -> Option<usize> {
+        let (&start, &(end, owner)) = self.runs.range(..address).next_back()?;
+        let entry = self.walked.get(owner)?.start;
+        // Only after the procedure's own body: its pieces laid out apart
+        // (gcc puts `.cold` code before the hot code) are followed by
+        // other procedures' pieces.
+        if end != address || start < entry {
+            return None;
+        }
+        if address.is_multiple_of(FUNCTION_ALIGNMENT) && !self.returns_into(address, entry) {
+            return None;
+        }
+        Some(owner)
+    }
+
+    /// Whether the first block at `address` ends in a call to an import
+    /// that never returns or in a jump back to `[entry, address)`.
+    fn returns_into(&mut self, address: u64, entry: u64) -> bool {
+        let mut at = address;
+        for _ in 0..PLAUSIBLE_RUN {
+            let Some((decoded, _)) = self.decode(at) else {
+                return false;
+            };
+            match decoded.flow {
+                Flow::Call { target } => {
+                    if self.import_never_returns(target) {
+                        return true;
+                    }
+                }
+                Flow::IndirectCall => {
+                    let slot = decoded.data.filter(|data| data.kind == RefKind::Call);
+                    if slot.is_some_and(|data| self.import_never_returns(data.target)) {
+                        return true;
+                    }
+                }
+                Flow::Jump { target } | Flow::ConditionalJump { target } => {
+                    if (entry..address).contains(&target) {
+                        return true;
+                    }
+                    if matches!(decoded.flow, Flow::Jump { .. }) {
+                        return false;
+                    }
+                }
+                Flow::Sequential => {}
+                _ => return false,
+            }
+            at = at.wrapping_add(u64::from(decoded.len));
+        }
+        false
+    }
+
     /// The procedure whose runs lie on both sides of `address`, at most
     /// [`HOLE`] bytes apart with nothing claimed between.
     fn hole_owner(&self, address: u64) -> Option<usize> {
-        let (_, &(before_end, before)) = self.runs.range(..=address).next_back()?;
+        let (&before_start, &(before_end, before)) = self.runs.range(..=address).next_back()?;
         let (&after_start, &(_, after)) = self.runs.range(address..).next()?;
+        // Only within the body: pieces laid out apart are packed among
+        // other procedures' pieces.
         let hole = before == after
             && before_end <= address
             && after_start.saturating_sub(before_end) <= HOLE
-            && self
-                .claims
-                .next_unclaimed(before_end)
-                .is_some_and(|free| free == before_end);
+            && before_start >= self.walked.get(before)?.start;
         hole.then_some(before)
     }
 
@@ -313,6 +395,15 @@ impl<'a> Descent<'a> {
                     let suspect = self.suspect || self.never_return.contains(&target);
                     if suspect && self.padding_at(next) {
                         walked.suspected.push(target);
+                        break;
+                    }
+                    // Code after it that another procedure branches to
+                    // is that procedure's (`.cold` pieces are packed).
+                    let foreign = self
+                        .foreign_targets
+                        .get(&next)
+                        .is_some_and(|&owner| owner != walked.start);
+                    if self.never_return.contains(&target) && foreign {
                         break;
                     }
                 }
@@ -514,7 +605,31 @@ impl<'a> Descent<'a> {
 
     /// Starts a procedure at every run of unclaimed code that is not
     /// padding.
+    ///
+    /// First, as long as that claims anything, only code that continues a
+    /// procedure (a hole in its body, or right after it) is walked, as that
+    /// procedure's: its branches then claim the pieces they reach for the
+    /// right procedure before any of those pieces could start one of its
+    /// own. Then every remaining run starts a procedure.
     pub(super) fn fill_gaps(&mut self) {
+        loop {
+            let before = self.claimed_runs();
+            self.gap_pass(true);
+            if self.claimed_runs() == before {
+                break;
+            }
+        }
+        self.gap_pass(false);
+    }
+
+    /// Runs walked so far, a measure of progress.
+    fn claimed_runs(&self) -> usize {
+        self.runs.len()
+    }
+
+    /// One pass over the unclaimed code; `continuations_only` walks only
+    /// code that continues a procedure.
+    fn gap_pass(&mut self, continuations_only: bool) {
         let regions: Vec<(u64, u64)> = self
             .input
             .code
@@ -536,7 +651,9 @@ impl<'a> Descent<'a> {
                     break;
                 };
                 let step = u64::from(decoded.len.max(1));
-                if self.plausible_start(address) {
+                let continues = continuations_only
+                    && (self.hole_owner(address).is_some() || self.tail_owner(address).is_some());
+                if (continues || !continuations_only) && self.plausible_start(address) {
                     self.procedure(address, Some(Source::CodeGap));
                     self.drain_tail_calls();
                 }
@@ -550,8 +667,8 @@ impl<'a> Descent<'a> {
     /// Splits off the fragments, and returns everything found.
     pub(super) fn finish(mut self) -> Recovery {
         let walked = std::mem::take(&mut self.walked);
-        for procedure in &walked {
-            self.fragments(procedure);
+        for (index, procedure) in walked.iter().enumerate() {
+            self.fragments(index, procedure);
         }
         let mut found = self.found;
         found.sort_unstable_by_key(|found| found.address);
@@ -568,13 +685,23 @@ impl<'a> Descent<'a> {
     /// padding between counts as contiguous) become starts of their own:
     /// fragments when they branch back into the body or are entered by a
     /// conditional branch, tail-call targets otherwise.
-    fn fragments(&mut self, procedure: &Walked) {
+    ///
+    /// After the entry, a gap of at most [`HOLE`] bytes that holds no other
+    /// procedure's code still joins two pieces: it is this procedure's
+    /// code no branch reaches (a landing pad).
+    fn fragments(&mut self, index: usize, procedure: &Walked) {
         let mut runs = procedure.runs.clone();
         runs.sort_unstable();
         let mut pieces: Vec<(u64, u64)> = Vec::new();
         for (start, end) in runs {
             match pieces.last_mut() {
-                Some(last) if last.1 >= start || self.only_padding(last.1, start) => {
+                Some(last)
+                    if last.1 >= start
+                        || self.only_padding(last.1, start)
+                        || (last.0 >= procedure.start
+                            && start - last.1 <= HOLE
+                            && self.only_own_runs_between(index, last.1, start)) =>
+                {
                     last.1 = last.1.max(end);
                 }
                 _ => pieces.push((start, end)),
@@ -612,6 +739,13 @@ impl<'a> Descent<'a> {
                 part_of: fragment.then_some(procedure.start),
             });
         }
+    }
+
+    /// Whether every run in `[start, end)` is `owner`'s.
+    fn only_own_runs_between(&self, owner: usize, start: u64, end: u64) -> bool {
+        self.runs
+            .range(start..end)
+            .all(|(_, &(_, walked))| walked == owner)
     }
 
     /// Whether `[start, end)` holds nothing but padding.

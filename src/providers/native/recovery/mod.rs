@@ -33,7 +33,7 @@ mod tests;
 
 pub(super) use noreturn::never_returns as import_never_returns;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use super::code_map::CodeMap;
 use super::pointers::DataPointers;
@@ -99,14 +99,18 @@ pub(super) fn recover(mut input: Input<'_>) -> Recovery {
     // followed by padding is suspected not to); the second walks again
     // knowing them, so their callers' paths end at those calls and nothing
     // else's do.
-    let first = walk(&input, true, HashSet::new());
-    let never_return = first.non_returning();
+    let first = walk(&input, true, Default::default());
+    let lessons = first.lessons();
     drop(first);
-    walk(&input, false, never_return).finish()
+    walk(&input, false, lessons).finish()
 }
 
 /// One complete pass of recovery over `input`.
-fn walk<'a>(input: &'a Input<'a>, suspect: bool, never_return: HashSet<u64>) -> Descent<'a> {
+fn walk<'a>(
+    input: &'a Input<'a>,
+    suspect: bool,
+    lessons: (HashSet<u64>, HashMap<u64, u64>),
+) -> Descent<'a> {
     let mut claims = Claims::new(input.code);
     for &(start, end) in &input.excluded {
         claims.claim_span(start, end);
@@ -118,7 +122,7 @@ fn walk<'a>(input: &'a Input<'a>, suspect: bool, never_return: HashSet<u64>) -> 
             claims.claim_span(start, start.saturating_add(size));
         }
     }
-    let mut descent = Descent::new(input, claims, suspect, never_return);
+    let mut descent = Descent::new(input, claims, suspect, lessons);
     for &(start, size) in &input.known {
         if size.is_none() {
             descent.procedure(start, None);
