@@ -479,7 +479,7 @@ impl<'a> Descent<'a> {
     }
 
     /// An unconditional jump: a tail call when it goes to a known start or
-    /// to the first instruction after its own padding (a procedure does
+    /// over padding to the first instruction after it (a procedure does
     /// not jump over padding to its next instruction), else a branch.
     fn jump(
         &mut self,
@@ -503,7 +503,9 @@ impl<'a> Descent<'a> {
             walked.tail_calls.push(target);
             return;
         }
-        if target == self.skip_padding(next) && !self.excluded(target) {
+        // A jump to the very next instruction is no boundary (LLVM ends
+        // landing pads so); over padding, it leaves the procedure.
+        if target != next && target == self.skip_padding(next) && !self.excluded(target) {
             self.starts.insert(target);
             self.pending_tail_calls.push(target);
             walked.tail_calls.push(target);
