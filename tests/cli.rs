@@ -553,6 +553,61 @@ fn elf_entry(path: &Path) -> u64 {
 }
 
 #[test]
+fn procedures_found_by_says_how_each_was_found() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let Some(bin) = common::sample_binary(dir.path(), "sample.elf", "first_procedure") else {
+        return;
+    };
+    let plain = run(rea().arg("procedures").arg(&bin));
+    let marked = run(rea().arg("procedures").arg("--found-by").arg(&bin));
+    assert_eq!(marked.code, Some(0), "{marked:?}");
+    let known = [
+        "symbol",
+        "dynamic_symbol",
+        "export",
+        "entry",
+        "eh_frame",
+        "init_array",
+        "call_target",
+        "import",
+        "code_pointer",
+        "address_taken",
+        "tail_call",
+        "fragment",
+        "code_gap",
+        "c_runtime_main",
+    ];
+    // The same lines, each with its sources (known names, comma-joined)
+    // after the address.
+    let plain_lines: Vec<&str> = plain.stdout.lines().collect();
+    let marked_lines: Vec<&str> = marked.stdout.lines().collect();
+    assert_eq!(plain_lines.len(), marked_lines.len());
+    let mut imports = 0;
+    for (plain, marked) in plain_lines.iter().zip(&marked_lines) {
+        let mut fields = marked.split(' ');
+        let address = fields.next().expect("address");
+        let sources = fields
+            .next()
+            .unwrap_or_else(|| panic!("no sources: {marked:?}"));
+        assert!(plain.starts_with(address), "{plain:?} / {marked:?}");
+        for source in sources.split(',') {
+            assert!(
+                known.contains(&source),
+                "unknown source {source:?} in {marked:?}"
+            );
+        }
+        let rest: Vec<&str> = fields.collect();
+        assert_eq!(
+            plain.split(' ').skip(1).collect::<Vec<_>>(),
+            rest,
+            "{marked:?}"
+        );
+        imports += usize::from(sources.split(',').any(|s| s == "import"));
+    }
+    assert!(imports > 0, "the sample's imports are marked import");
+}
+
+#[test]
 fn procedures_of_a_compiled_program_match_llvm_nm() {
     let dir = tempfile::tempdir().expect("tempdir");
     let Some(bin) = common::sample_binary(dir.path(), "sample.elf", "first_procedure") else {

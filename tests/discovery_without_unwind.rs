@@ -1,6 +1,7 @@
 //! Procedure discovery on a stripped binary whose unwind tables are
 //! zeroed: what recursive descent, pointers, jump tables and code gaps
-//! recover, scored against the unstripped build's symbol table (`nm`).
+//! recover, and `main` named from the C runtime's call, scored against
+//! the unstripped build's symbol table (`nm`).
 
 mod common;
 
@@ -101,13 +102,6 @@ fn zero_unwind_tables(path: &Path) {
     std::fs::write(path, bytes).expect("write binary");
 }
 
-fn rea_starts(path: &Path) -> BTreeSet<u64> {
-    common::rea_procedures(path)
-        .into_iter()
-        .map(|(address, _)| address)
-        .collect()
-}
-
 fn check(flags: &[&str], name: &str) {
     let dir = tempfile::tempdir().expect("tempdir");
     let Some(built) = common::compile_c_with(dir.path(), name, flags, &[("ops.c", SOURCE)]) else {
@@ -124,7 +118,20 @@ fn check(flags: &[&str], name: &str) {
         .expect("run strip");
     assert!(status.success());
     zero_unwind_tables(&stripped);
-    let found = rea_starts(&stripped);
+    let listed = common::rea_procedures(&stripped);
+    let found: BTreeSet<u64> = listed.iter().map(|(address, _)| *address).collect();
+    // `main` has its name back, from `_start`'s call to the C runtime.
+    let main = truth
+        .iter()
+        .find(|(_, _, symbol)| symbol == "main")
+        .map(|(address, _, _)| *address)
+        .expect("the build has main");
+    let named_main: Vec<u64> = listed
+        .iter()
+        .filter(|(_, name)| name.as_deref() == Some("main"))
+        .map(|(address, _)| *address)
+        .collect();
+    assert_eq!(named_main, [main], "main is named at nm's address");
     // Every function of the program is found, the ones reached only
     // through the table and the cold fragment included...
     let ours = [

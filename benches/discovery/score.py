@@ -86,13 +86,26 @@ def zero_unwind_tables(path):
 
 
 def rea_starts(rea, path, ranges):
-    out = subprocess.run([rea, "procedures", path], check=True, capture_output=True, text=True).stdout
-    found = set()
+    """{start: how rea found it} for the starts in `ranges`."""
+    out = subprocess.run([rea, "procedures", "--found-by", path], check=True, capture_output=True, text=True).stdout
+    found = {}
     for line in out.splitlines():
-        addr = int(line.split()[0], 16)
+        fields = line.split()
+        addr = int(fields[0], 16)
         if inside(addr, ranges):
-            found.add(addr)
+            how = fields[1] if len(fields) > 1 else "?"
+            if len(fields) > 2 and fields[2].startswith("fragment_of="):
+                how += "+part"
+            found[addr] = how
     return found
+
+
+def by_source(starts, how):
+    """'source: count' for `starts`, most common first."""
+    counts = {}
+    for addr in starts:
+        counts[how[addr]] = counts.get(how[addr], 0) + 1
+    return ", ".join(f"{k}: {v}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1]))
 
 
 class Radare2:
@@ -161,7 +174,8 @@ def main():
             if r2:
                 r2row = score(r2.starts(stripped, ranges), true)
             for variant, file in (("stripped", stripped), ("no-eh", noeh)):
-                found = rea_starts(args.rea, file, ranges)
+                how = rea_starts(args.rea, file, ranges)
+                found = set(how)
                 p, r, f1, tp = score(found, true)
                 t = totals.setdefault(variant, [0, 0, 0, 0, 0])
                 t[0] += len(true); t[1] += len(found); t[2] += tp
@@ -173,6 +187,7 @@ def main():
                 if args.misses:
                     print("  missed:", " ".join(hex(a) for a in sorted(true - found)[: args.misses]))
                     print("  extra: ", " ".join(hex(a) for a in sorted(found - true)[: args.misses]))
+                    print("  extra by source:", by_source(found - true, how))
     for variant, (nt, nf, tp, _r2tp, _) in totals.items():
         p, r = (tp / nf if nf else 0), (tp / nt if nt else 0)
         print(f"total {variant}: {nt} functions, P {p:.3f} R {r:.3f} F1 {2*p*r/(p+r) if p+r else 0:.3f}")

@@ -131,6 +131,10 @@ enum Command {
         /// (what `nm` sees), without unwind-table or code discovery.
         #[arg(long)]
         symbols_only: bool,
+        /// Print how each procedure was found after its address
+        /// (`call_target,tail_call`; a fragment as `fragment_of=0x…`).
+        #[arg(long)]
+        found_by: bool,
     },
     /// Serve radare2's libraries over the r2pipe protocol (started by the
     /// radare2 provider; stdout carries protocol bytes only).
@@ -250,7 +254,15 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
             file,
             document,
             symbols_only,
-        } => procedures::run(&file, document.as_deref(), symbols_only),
+            found_by,
+        } => procedures::run(
+            &file,
+            document.as_deref(),
+            procedures::Listing {
+                symbols_only,
+                found_by,
+            },
+        ),
         Command::Radare2Host {
             libr,
             settings,

@@ -1,4 +1,5 @@
-//! `rea procedures FILE [--document D]`: the CLI twin of `list_procedures`.
+//! `rea procedures FILE [--document D] [--symbols-only] [--found-by]`: the
+//! CLI twin of `list_procedures`.
 
 use std::io::{BufWriter, Write};
 use std::path::Path;
@@ -10,9 +11,17 @@ use rea::session::{ReadRoots, admission};
 
 use super::CliError;
 
-pub fn run(file: &Path, document: Option<&str>, symbols_only: bool) -> Result<ExitCode, CliError> {
+/// What `rea procedures` lists and how.
+pub struct Listing {
+    /// Only what the symbol tables name (what `nm` sees).
+    pub symbols_only: bool,
+    /// How each procedure was found, after its address.
+    pub found_by: bool,
+}
+
+pub fn run(file: &Path, document: Option<&str>, listing: Listing) -> Result<ExitCode, CliError> {
     let (image, index) = open_document(file, document)?;
-    let inventory = if symbols_only {
+    let inventory = if listing.symbols_only {
         image.symbol_inventory(index).map(std::sync::Arc::new)
     } else {
         image.inventory(index)
@@ -20,17 +29,23 @@ pub fn run(file: &Path, document: Option<&str>, symbols_only: bool) -> Result<Ex
     .map_err(|e| CliError::failed("inventory_failed", e.to_string()))?;
     let stdout = std::io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
-    let mut hex = String::with_capacity(20);
+    let mut head = String::with_capacity(64);
     for p in &inventory.procedures {
         use std::fmt::Write as _;
-        hex.clear();
-        let _ = write!(hex, "{:#x}", p.address);
+        head.clear();
+        let _ = write!(head, "{:#x}", p.address);
+        if listing.found_by {
+            let _ = write!(head, " {}", p.sources.names().join(","));
+            if let Some(parent) = p.part_of {
+                let _ = write!(head, " fragment_of={parent:#x}");
+            }
+        }
         let written = match &p.name {
-            None => writeln!(out, "{hex}"),
-            Some(name) => writeln!(out, "{hex} {name}").and_then(|_| {
+            None => writeln!(out, "{head}"),
+            Some(name) => writeln!(out, "{head} {name}").and_then(|_| {
                 p.aliases
                     .iter()
-                    .try_for_each(|alias| writeln!(out, "{hex} {alias}"))
+                    .try_for_each(|alias| writeln!(out, "{head} {alias}"))
             }),
         };
         if let Err(e) = written {

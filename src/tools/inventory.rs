@@ -86,6 +86,9 @@ pub(crate) fn list_procedures(
             if let Some(library) = &p.library {
                 item["library"] = json!(library);
             }
+            if let Some(parent) = p.part_of {
+                item["part_of"] = json!(format_address(parent));
+            }
             item
         })
         .collect();

@@ -161,6 +161,9 @@ pub(crate) fn procedure_address(
         result["aliases"] = json!(procedure.aliases);
     }
     result["found_by"] = json!(procedure.sources.names());
+    if let Some(parent) = procedure.part_of {
+        result["part_of"] = json!(format_address(parent));
+    }
     import_facts(procedure, &mut result);
     let draft = target.observation(
         ToolName::ProcedureAddress.as_str(),

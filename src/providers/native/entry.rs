@@ -25,16 +25,34 @@ pub(super) fn entry_point(file: &object::File<'_>) -> Option<u64> {
 fn macho_entry<'data, Mach: MachHeader, R: ReadRef<'data>>(
     file: &MachOFile<'data, Mach, R>,
 ) -> u64 {
-    let Ok(mut commands) = file.macho_load_commands() else {
-        return 0;
-    };
+    lc_main(file).unwrap_or_else(|| file.entry())
+}
+
+/// `main`'s address when the file has `LC_MAIN` (whose entry is `main`
+/// itself, called by `dyld`); `None` for other files and for Mach-O with
+/// `LC_UNIXTHREAD`, whose entry is the C runtime's `start`.
+pub(super) fn macho_main(file: &object::File<'_>) -> Option<u64> {
+    match file {
+        object::File::MachO32(macho) => lc_main(macho),
+        object::File::MachO64(macho) => lc_main(macho),
+        _ => None,
+    }
+    .filter(|&address| address != 0)
+}
+
+/// `LC_MAIN`'s `entryoff` as a virtual address (0 when no segment maps
+/// it); `None` without `LC_MAIN`.
+fn lc_main<'data, Mach: MachHeader, R: ReadRef<'data>>(
+    file: &MachOFile<'data, Mach, R>,
+) -> Option<u64> {
+    let mut commands = file.macho_load_commands().ok()?;
     while let Ok(Some(command)) = commands.next() {
         if let Ok(Some(main)) = command.entry_point() {
             let offset = main.entryoff.get(file.endian());
-            return file_offset_to_address(file, offset).unwrap_or(0);
+            return Some(file_offset_to_address(file, offset).unwrap_or(0));
         }
     }
-    file.entry()
+    None
 }
 
 fn file_offset_to_address<'data>(file: &impl Object<'data>, offset: u64) -> Option<u64> {

@@ -9,6 +9,7 @@
 //! indexes without checking, or allocates more than a small multiple of the
 //! file's own size.
 
+mod c_runtime;
 mod calls;
 mod code_index;
 mod code_map;
@@ -312,7 +313,15 @@ impl NativeImage {
                     .into_iter()
                     .chain(c_name.and_then(named))
             });
-            let candidates: Vec<_> = tables.chain(calls).chain(go_named).chain(imports).collect();
+            let main = self
+                .c_runtime_main(document, &file, &code_map, &thunks)?
+                .map(procedures::Candidate::c_runtime_main);
+            let candidates: Vec<_> = tables
+                .chain(calls)
+                .chain(go_named)
+                .chain(imports)
+                .chain(main)
+                .collect();
             let declared = procedures::inventory(&file, candidates.iter().cloned());
             let recovered = self.recover_procedures(document, &file, &code, &thunks, &declared)?;
             let mut inventory = if recovered.candidates.is_empty() {

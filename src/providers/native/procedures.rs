@@ -34,6 +34,9 @@ enum Binding {
     Weak,
     /// ELF `STB_LOCAL`, Mach-O non-external, COFF static.
     Local,
+    /// A name inferred from the code (`main` from the C runtime's call):
+    /// any name a table states comes first.
+    Inferred,
 }
 
 /// One name (possibly empty: "no usable name") proposed for an address.
@@ -81,6 +84,15 @@ impl<'data> Candidate<'data> {
             size: 0,
             library: library.map(str::to_owned),
             part_of: None,
+        }
+    }
+
+    /// `main`, as the C runtime's call shows it (an inference).
+    pub(super) fn c_runtime_main(address: u64) -> Candidate<'static> {
+        Candidate {
+            name: Cow::Borrowed(b"main"),
+            binding: Binding::Inferred,
+            ..Candidate::unnamed(address, None, Source::CRuntimeMain)
         }
     }
 
@@ -275,12 +287,16 @@ fn procedure_at(group: &[Candidate<'_>], non_utf8_names: &mut usize) -> Option<P
             })
             .map(|(_, candidate)| candidate)
     };
-    let usable = || {
+    let stated = || {
         distinct().filter_map(|candidate| {
             let text = std::str::from_utf8(&candidate.name).ok()?;
             (!text.is_empty()).then_some((candidate.binding, text))
         })
     };
+    // A name a table states replaces an inferred one.
+    let inferred_only = stated().all(|(binding, _)| binding == Binding::Inferred);
+    let usable =
+        || stated().filter(move |(binding, _)| inferred_only || *binding != Binding::Inferred);
     let primary = usable().min().map(|(_, text)| text);
     let aliases = usable()
         .map(|(_, text)| text)

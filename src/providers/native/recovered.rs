@@ -82,6 +82,13 @@ impl NativeImage {
             })
             .collect();
         let words = Words::new(file);
+        let referenced = |address: u64| {
+            index
+                .xrefs_to(address, address.saturating_add(1))
+                .next()
+                .is_some()
+                || pointers.slots_pointing_at(address).next().is_some()
+        };
         let recovery = recovery::recover(Input {
             code: &code,
             arch,
@@ -91,6 +98,7 @@ impl NativeImage {
             noreturn,
             words: &words,
             pointers: &pointers,
+            referenced: &referenced,
         });
         let candidates = recovery
             .found

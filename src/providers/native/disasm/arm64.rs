@@ -28,7 +28,7 @@ use yaxpeax_arm::armv8::a64::{InstDecoder, Instruction, Opcode, Operand, ShiftSt
 
 use super::super::super::code::{DataReference, Flow, RefKind};
 use super::Decoded;
-use super::shape::{Reg, Shape, Unsigned};
+use super::shape::{Inherited, Reg, Shape, Unsigned};
 
 /// Every AArch64 instruction is one little-endian 32-bit word.
 const WORD: usize = 4;
@@ -112,6 +112,15 @@ impl<'a> Cursor<'a> {
         self.last = None;
         self.pages.forget(u32::MAX);
         true
+    }
+
+    /// The [`Inherited`] registers the last decoded word reads and writes
+    /// (none if it was undecodable).
+    pub(super) fn inherited(&self) -> Inherited {
+        match self.last {
+            Some(_) => inherited(&self.instruction),
+            None => Inherited::default(),
+        }
     }
 
     /// The [`Shape`] of the last decoded word: padding for `nop` and zero
@@ -536,6 +545,69 @@ fn bit(register: u16) -> u32 {
     if register < 31 { 1 << register } else { 0 }
 }
 
+/// Callee-saved: `x19`–`x28` and the frame pointer `x29`.
+const PRESERVED: u32 = 0x7ff << 19;
+
+/// See [`Cursor::inherited`]. The first operand is the destination except
+/// for stores, compare-and-branch and register branches (sources only);
+/// pair loads write their second operand too. A store whose base is `sp`
+/// saves its registers.
+fn inherited(instruction: &Instruction) -> Inherited {
+    use Opcode::*;
+    let opcode = instruction.opcode;
+    let store = matches!(
+        opcode,
+        STR | STRB
+            | STRH
+            | STRW
+            | STUR
+            | STURB
+            | STURH
+            | STP
+            | STNP
+            | STLR
+            | STLRB
+            | STLRH
+            | STLUR
+            | STLURB
+            | STLURH
+            | STTR
+            | STTRB
+            | STTRH
+    );
+    let sources_only = store || matches!(opcode, CBZ | CBNZ | TBZ | TBNZ | BR | BLR | RET);
+    let pair_load = matches!(opcode, LDP | LDPSW | LDNP | LDXP | LDAXP);
+    let base_is_sp = instruction.operands.iter().any(|operand| {
+        matches!(
+            operand,
+            Operand::RegPreIndex(31, _, _)
+                | Operand::RegPostIndex(31, _)
+                | Operand::RegRegOffset(31, _, _, _, _)
+        )
+    });
+    let mut reads = 0u32;
+    let mut writes = 0u32;
+    let bit = |n: u16| if n < 31 { (1u32 << n) & PRESERVED } else { 0 };
+    for (position, operand) in instruction.operands.iter().enumerate() {
+        match *operand {
+            Operand::Register(_, n) | Operand::RegisterOrSP(_, n) => {
+                let written = !sources_only && (position == 0 || (position == 1 && pair_load));
+                if written {
+                    writes |= bit(n);
+                } else if !(store && base_is_sp) {
+                    reads |= bit(n);
+                }
+            }
+            Operand::RegShift(_, _, _, n) => reads |= bit(n),
+            Operand::RegRegOffset(base, index, _, _, _) => reads |= bit(base) | bit(index),
+            Operand::RegPreIndex(base, _, _) | Operand::RegPostIndex(base, _) => reads |= bit(base),
+            Operand::RegPostIndexReg(base, index) => reads |= bit(base) | bit(index),
+            _ => {}
+        }
+    }
+    Inherited { reads, writes }
+}
+
 /// The recovery shape of a decoded instruction at `pc` (see [`Shape`]).
 fn shape(instruction: &Instruction, pc: u64) -> Shape {
     let general = |operand: Operand| match operand {
@@ -608,9 +680,7 @@ fn shape(instruction: &Instruction, pc: u64) -> Shape {
         | Opcode::LDRSW
         | Opcode::LDRSB
         | Opcode::LDRSH => {
-            let (Some(dst), Operand::RegRegOffset(base, index, _, _, amount)) =
-                (general(first), second)
-            else {
+            let Some(dst) = general(first) else {
                 return Shape::Other;
             };
             let (width, signed) = match instruction.opcode {
@@ -622,9 +692,21 @@ fn shape(instruction: &Instruction, pc: u64) -> Shape {
                 _ if matches!(first, Operand::Register(SizeCode::W, _)) => (4, false),
                 _ => (8, false),
             };
-            if index >= 31 {
-                return Shape::Other;
-            }
+            let (base, index, amount) = match second {
+                Operand::RegRegOffset(base, index, _, _, amount) if index < 31 => {
+                    (base, index, amount)
+                }
+                // `ldr x0, [x0, #0xfe8]`: a fixed slot once `x0` holds a page.
+                Operand::RegPreIndex(base, offset, false) if base < 31 && !signed => {
+                    return Shape::LoadFixed {
+                        dst,
+                        base: Some(base as Reg),
+                        disp: i64::from(offset) as u64,
+                        width,
+                    };
+                }
+                _ => return Shape::Other,
+            };
             Shape::Load {
                 dst,
                 base: (base < 31).then_some(base as Reg),
@@ -635,6 +717,12 @@ fn shape(instruction: &Instruction, pc: u64) -> Shape {
                 disp: 0,
             }
         }
+        Opcode::MOVZ => match (general(first), second) {
+            (Some(dst), Operand::ImmShift(value, shift)) => u64::from(value)
+                .checked_shl(shift.into())
+                .map_or(Shape::Other, |imm| Shape::MoveImmediate { dst, imm }),
+            _ => Shape::Other,
+        },
         Opcode::BR => general(first).map_or(Shape::Other, |reg| Shape::JumpRegister { reg }),
         _ => Shape::Other,
     }

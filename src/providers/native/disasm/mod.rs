@@ -50,6 +50,17 @@ pub fn arch_of(file: &object::File<'_>) -> Option<Arch> {
     }
 }
 
+/// The register holding a call's first integer argument under the
+/// System V calling convention (`rdi`, `x0`); `None` on 32-bit x86,
+/// which passes arguments on the stack.
+pub fn first_argument(arch: Arch) -> Option<shape::Reg> {
+    match arch {
+        Arch::X86_64 => Some(x86::RDI),
+        Arch::Aarch64 => Some(0),
+        Arch::X86 => None,
+    }
+}
+
 /// Facts about one instruction, without text (fast path for whole-binary
 /// indexes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,6 +139,15 @@ impl<'a> Walker<'a> {
                 let decoded = cursor.next_decoded()?;
                 Some((decoded, cursor.shape()))
             }
+        }
+    }
+
+    /// The [`Inherited`](shape::Inherited) registers the last decoded
+    /// instruction reads and writes.
+    pub fn inherited(&mut self) -> shape::Inherited {
+        match &mut self.cursor {
+            WalkerCursor::X86(cursor) => cursor.inherited(),
+            WalkerCursor::Aarch64(cursor) => cursor.inherited(),
         }
     }
 

@@ -12,6 +12,22 @@
 /// A general register, numbered per architecture (see the module comment).
 pub type Reg = u16;
 
+/// Registers an instruction reads and writes among those a procedure's
+/// entry receives from its caller only to preserve them (callee-saved
+/// registers: x86 `rbx`, `rbp`, `r12`–`r15`, and on 32-bit x86 `esi`,
+/// `edi`; AArch64 `x19`–`x29`) plus, on x86, the full `rax`/`eax` an
+/// unwinder hands a landing pad. Bit `n` is register `n` of the
+/// architecture's numbering (x86: `rax` 0 … `r15` 15; AArch64: `xn`).
+///
+/// A procedure's entry never reads one of these before writing it, except
+/// to store it on the stack (saving it is not counted as a read); code
+/// inside a procedure (a landing pad, a switch case) does.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Inherited {
+    pub reads: u32,
+    pub writes: u32,
+}
+
 /// The unsigned comparisons that bound a switch index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unsigned {
@@ -56,6 +72,20 @@ pub enum Shape {
     AddressOf {
         reg: Reg,
         address: u64,
+    },
+    /// `dst = imm` (`mov rdi, 0x401820`, `movz x0, #0x10`).
+    MoveImmediate {
+        dst: Reg,
+        imm: u64,
+    },
+    /// `dst = [base + disp]`, `width` bytes, no index: a load from a fixed
+    /// slot (`mov rdi, [rip + x]`, where `base` is `None` and `disp` the
+    /// slot's address; `ldr x0, [x0, #0xfe8]` after `adrp x0`).
+    LoadFixed {
+        dst: Reg,
+        base: Option<Reg>,
+        disp: u64,
+        width: u8,
     },
     /// `dst = src + imm` (`add x1, x1, #0x120`, the low half after `adrp`).
     AddImmediate {

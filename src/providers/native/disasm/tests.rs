@@ -606,3 +606,54 @@ proptest! {
         }
     }
 }
+
+/// The [`super::shape::Inherited`] reads and writes of each instruction of `bytes`.
+fn inherited(arch: Arch, bytes: &[u8]) -> Vec<(u32, u32)> {
+    let mut walker = super::Walker::new(arch, bytes, 0x1000);
+    let mut out = Vec::new();
+    let mut next = walker.decode_at(0x1000);
+    while next.is_some() {
+        let access = walker.inherited();
+        out.push((access.reads, access.writes));
+        next = walker.decode_next();
+    }
+    out
+}
+
+#[test]
+fn x86_64_inherited_registers_tell_a_landing_pad_from_an_entry() {
+    const RBX: u32 = 1 << 3;
+    const RAX: u32 = 1;
+    let got = inherited(
+        Arch::X86_64,
+        &[
+            0x48, 0x89, 0xc3, // mov rbx, rax: a landing pad's first move
+            0x53, // push rbx: saving is no read
+            0x48, 0x89, 0x5c, 0x24, 0x08, // mov [rsp + 8], rbx: nor is this
+            0x84, 0xc0, // test al, al: variadic entry, not the exception pointer
+            0x31, 0xdb, // xor ebx, ebx: a write only
+            0x48, 0x8b, 0x7b, 0x10, // mov rdi, [rbx + 0x10]: reads rbx
+        ],
+    );
+    assert_eq!(
+        got,
+        [(RAX, RBX), (0, 0), (0, 0), (0, 0), (0, RBX), (RBX, 0),]
+    );
+}
+
+#[test]
+fn arm64_inherited_registers_tell_a_cleanup_from_an_entry() {
+    const X19: u32 = 1 << 19;
+    const X29: u32 = 1 << 29;
+    let got = inherited(
+        Arch::Aarch64,
+        &words(&[
+            0xa9bf7bfd, // stp x29, x30, [sp, #-16]!: saving
+            0x910003fd, // mov x29, sp: a write
+            0xaa1303e0, // mov x0, x19: reads x19
+            0xaa0003f3, // mov x19, x0: writes x19
+            0xf9400ba0, // ldr x0, [x29, #16]: reads x29
+        ]),
+    );
+    assert_eq!(got, [(0, 0), (0, X29), (X19, 0), (0, X19), (X29, 0)]);
+}

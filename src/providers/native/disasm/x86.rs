@@ -24,7 +24,7 @@ use iced_x86::{
 
 use super::super::super::code::{Arch, DataReference, Flow, RefKind};
 use super::Decoded;
-use super::shape::{Reg, Shape, Unsigned};
+use super::shape::{Inherited, Reg, Shape, Unsigned};
 
 /// Decodes one instruction after another, resynchronising one byte after
 /// each undecodable one.
@@ -108,6 +108,16 @@ impl<'a> Cursor<'a> {
         }
         self.decoder.set_ip(address);
         true
+    }
+
+    /// The [`Inherited`] registers the last decoded instruction reads and
+    /// writes (none if it was undecodable).
+    pub(super) fn inherited(&mut self) -> Inherited {
+        if !self.valid {
+            return Inherited::default();
+        }
+        let long = self.decoder.bitness() == 64;
+        inherited(&self.instruction, &mut self.info, long)
     }
 
     /// The [`Shape`] of the last decoded instruction (`Other` if it was
@@ -408,24 +418,29 @@ fn shape(instruction: &Instruction, raw: &[u8]) -> Shape {
             },
             None => Shape::Other,
         },
-        Mnemonic::Mov | Mnemonic::Movsxd | Mnemonic::Movzx | Mnemonic::Movsx
+        // `lea rcx, [r11 + rcx]`: an add of two registers.
+        Mnemonic::Lea if two && instruction.memory_displacement64() == 0 => match (
+            register(0),
+            reg(instruction.memory_base()),
+            reg(instruction.memory_index()),
+        ) {
+            (Some(dst), Some(a), Some(b)) => Shape::AddRegister {
+                dst,
+                a,
+                b,
+                shift: scale_shift(instruction.memory_index_scale()),
+                extend: 0,
+            },
+            _ => Shape::Other,
+        },
+        Mnemonic::Mov if two => match (register(0), immediate(1)) {
+            (Some(dst), Some(imm)) => Shape::MoveImmediate { dst, imm },
+            _ => load(instruction, register(0)),
+        },
+        Mnemonic::Movsxd | Mnemonic::Movzx | Mnemonic::Movsx
             if two && instruction.op1_kind() == OpKind::Memory =>
         {
-            let (Some(dst), Some(index)) = (register(0), reg(instruction.memory_index())) else {
-                return Shape::Other;
-            };
-            if matches!(instruction.memory_segment(), Register::FS | Register::GS) {
-                return Shape::Other;
-            }
-            Shape::Load {
-                dst,
-                base: reg(instruction.memory_base()),
-                index,
-                shift: scale_shift(instruction.memory_index_scale()),
-                width: instruction.memory_size().size().min(8) as u8,
-                signed: matches!(instruction.mnemonic(), Mnemonic::Movsxd | Mnemonic::Movsx),
-                disp: instruction.memory_displacement64(),
-            }
+            load(instruction, register(0))
         }
         Mnemonic::Add if two => match (register(0), register(1)) {
             (Some(dst), Some(b)) => Shape::AddRegister {
@@ -458,6 +473,103 @@ fn shape(instruction: &Instruction, raw: &[u8]) -> Shape {
         _ => Shape::Other,
     }
 }
+
+/// The shape of `mov`/`movsx`/`movzx` into `dst` from memory: indexed (a
+/// table entry) or from a fixed slot (plain `mov` only).
+fn load(instruction: &Instruction, dst: Option<Reg>) -> Shape {
+    let Some(dst) = dst else {
+        return Shape::Other;
+    };
+    if instruction.op1_kind() != OpKind::Memory
+        || matches!(instruction.memory_segment(), Register::FS | Register::GS)
+    {
+        return Shape::Other;
+    }
+    let width = instruction.memory_size().size().min(8) as u8;
+    match reg(instruction.memory_index()) {
+        Some(index) => Shape::Load {
+            dst,
+            base: reg(instruction.memory_base()),
+            index,
+            shift: scale_shift(instruction.memory_index_scale()),
+            width,
+            signed: matches!(instruction.mnemonic(), Mnemonic::Movsxd | Mnemonic::Movsx),
+            disp: instruction.memory_displacement64(),
+        },
+        None if instruction.mnemonic() == Mnemonic::Mov => Shape::LoadFixed {
+            dst,
+            base: reg(instruction.memory_base()),
+            disp: if instruction.is_ip_rel_memory_operand() {
+                instruction.ip_rel_memory_address()
+            } else {
+                instruction.memory_displacement64()
+            },
+            width,
+        },
+        None => Shape::Other,
+    }
+}
+
+/// Callee-saved in every x86-64 calling convention: `rbx`, `rbp`,
+/// `r12`–`r15` (register numbers).
+const PRESERVED_64: u32 = 1 << 3 | 1 << 5 | 0xf << 12;
+/// Callee-saved on 32-bit x86: `ebx`, `ebp`, `esi`, `edi`.
+const PRESERVED_32: u32 = 1 << 3 | 1 << 5 | 1 << 6 | 1 << 7;
+
+/// See [`Cursor::inherited`].
+fn inherited(
+    instruction: &Instruction,
+    info: &mut InstructionInfoFactory,
+    long: bool,
+) -> Inherited {
+    let preserved = if long { PRESERVED_64 } else { PRESERVED_32 };
+    let exception = if long { Register::RAX } else { Register::EAX };
+    // Pushing a register or storing it on the stack saves it.
+    let saves = instruction.mnemonic() == Mnemonic::Push
+        || (instruction.mnemonic() == Mnemonic::Mov
+            && instruction.op0_kind() == OpKind::Memory
+            && matches!(instruction.memory_base(), Register::RSP | Register::ESP));
+    // `xor ebx, ebx` only writes.
+    let zeroing = matches!(instruction.mnemonic(), Mnemonic::Xor | Mnemonic::Sub)
+        && instruction.op_count() == 2
+        && instruction.op0_kind() == OpKind::Register
+        && instruction.op1_kind() == OpKind::Register
+        && instruction.op0_register() == instruction.op1_register();
+    let mut out = Inherited::default();
+    for used in info.info(instruction).used_registers() {
+        let register = used.register();
+        if !register.is_gpr() {
+            continue;
+        }
+        let number = register.full_register().number();
+        if number >= 32 {
+            continue;
+        }
+        let bit = 1u32 << number;
+        let preserved_register = preserved & bit != 0;
+        let (read, write) = match used.access() {
+            OpAccess::Read | OpAccess::CondRead => (true, false),
+            OpAccess::Write | OpAccess::CondWrite => (false, true),
+            OpAccess::ReadWrite | OpAccess::ReadCondWrite => (true, true),
+            _ => (false, false),
+        };
+        // Of `rax`, only the full register is the exception pointer
+        // (`test al, al` opens every variadic function), and only a full
+        // or zero-extending 32-bit write replaces it.
+        let counts_read = preserved_register || (number == 0 && register == exception);
+        let counts_write = preserved_register || (number == 0 && register.size() >= 4);
+        if read && counts_read && !saves && !zeroing {
+            out.reads |= bit;
+        }
+        if write && counts_write {
+            out.writes |= bit;
+        }
+    }
+    out
+}
+
+/// `rdi`, the first integer argument of the System V calling convention.
+pub(super) const RDI: Reg = Register::RDI as Reg;
 
 /// The [`Reg`] of a compare whose first operand is memory.
 const MEMORY: Reg = Reg::MAX;

@@ -25,6 +25,11 @@ const FUNCTION_ALIGNMENT: u64 = 16;
 const HOLE: u64 = 4096;
 /// Farthest a jump-table target may lie from its jump.
 const TABLE_REACH: u64 = 1 << 20;
+/// How far from its jump a case of a table no compare bounds may lie.
+const DELIMITED_REACH: u64 = 1 << 16;
+/// Instructions of a block read to tell a procedure's inside from an
+/// entry ([`Descent::reads_inherited`]).
+const ENTRY_WINDOW: usize = 8;
 
 /// Addresses still to walk, each with the shapes on the path to it.
 type Worklist = Vec<(u64, Vec<Shape>)>;
@@ -184,6 +189,11 @@ impl<'a> Descent<'a> {
 
     /// The instruction at `address` and its shape.
     fn decode(&mut self, address: u64) -> Option<(super::super::disasm::Decoded, Shape)> {
+        self.walker_of(address)?.decode_at(address)
+    }
+
+    /// The decoder of the region holding `address`.
+    fn walker_of(&mut self, address: u64) -> Option<&mut Walker<'a>> {
         let regions = self.input.code.regions();
         let index = regions
             .partition_point(|region| region.address <= address)
@@ -191,7 +201,34 @@ impl<'a> Descent<'a> {
         if address >= regions[index].end {
             return None;
         }
-        self.walkers[index].decode_at(address)
+        self.walkers.get_mut(index)
+    }
+
+    /// Whether the code at `address` reads as the inside of a procedure,
+    /// not an entry: its first straight-line instructions read a register
+    /// only code already running there sets ([`Inherited`](super::super::disasm::shape::Inherited)), as a landing
+    /// pad's `mov rbx, rax` or a cleanup's `mov x0, x19` does.
+    fn reads_inherited(&mut self, address: u64) -> bool {
+        let mut written = 0u32;
+        let mut at = address;
+        for _ in 0..ENTRY_WINDOW {
+            let Some(walker) = self.walker_of(at) else {
+                return false;
+            };
+            let Some((decoded, _)) = walker.decode_at(at) else {
+                return false;
+            };
+            let access = walker.inherited();
+            if access.reads & !written != 0 {
+                return true;
+            }
+            written |= access.writes;
+            if decoded.flow != Flow::Sequential {
+                return false;
+            }
+            at = at.wrapping_add(u64::from(decoded.len));
+        }
+        false
     }
 
     fn region_bounds(&self, address: u64) -> Option<(u64, u64)> {
@@ -221,7 +258,10 @@ impl<'a> Descent<'a> {
             return;
         }
         let owner = match source {
-            Some(Source::CodeGap) => self.hole_owner(start).or_else(|| self.tail_owner(start)),
+            Some(Source::CodeGap) => self
+                .hole_owner(start)
+                .or_else(|| self.tail_owner(start))
+                .or_else(|| self.body_owner(start)),
             Some(_) => self.hole_owner(start),
             None => None,
         };
@@ -282,10 +322,26 @@ impl<'a> Descent<'a> {
         if end != address || start < entry {
             return None;
         }
-        if address.is_multiple_of(FUNCTION_ALIGNMENT) && !self.returns_into(address, entry) {
+        if address.is_multiple_of(FUNCTION_ALIGNMENT)
+            && !self.returns_into(address, entry)
+            && !self.reads_inherited(address)
+        {
             return None;
         }
         Some(owner)
+    }
+
+    /// The procedure whose body's last run before `address` lies at most
+    /// [`HOLE`] bytes before it, when the code at `address` reads as that
+    /// procedure's inside ([`Descent::reads_inherited`]): a landing pad
+    /// laid out after the body, past padding or code of its own no branch
+    /// reaches. Code in the area of pieces laid out apart (before the
+    /// procedure's entry) is left to start its own.
+    fn body_owner(&mut self, address: u64) -> Option<usize> {
+        let (&start, &(end, owner)) = self.runs.range(..address).next_back()?;
+        let entry = self.walked.get(owner)?.start;
+        let near = start >= entry && address.saturating_sub(end) <= HOLE;
+        (near && self.reads_inherited(address)).then_some(owner)
     }
 
     /// Whether the first block at `address` ends in a call to an import
@@ -443,6 +499,42 @@ impl<'a> Descent<'a> {
         matches!(self.decode(address), Some((_, Shape::Padding)))
     }
 
+    /// Whether `address` is where a compiler starts a function: aligned,
+    /// and right after padding (AArch64: or after an instruction that does
+    /// not fall through). Decoding x86 backwards is a guess, so there only
+    /// padding counts, and only what would be padding whatever the bytes
+    /// before it: a multi-byte `nop`, or a one-byte `nop`/`int3`.
+    fn after_boundary(&mut self, address: u64) -> bool {
+        if !address.is_multiple_of(FUNCTION_ALIGNMENT) {
+            return false;
+        }
+        match self.input.arch {
+            Arch::Aarch64 => address.checked_sub(4).is_some_and(|before| {
+                self.decode(before).is_some_and(|(decoded, shape)| {
+                    shape == Shape::Padding || !decoded.flow.falls_through()
+                })
+            }),
+            Arch::X86 | Arch::X86_64 => (1..=15u64).any(|width| {
+                let Some(before) = address.checked_sub(width) else {
+                    return false;
+                };
+                let single = width == 1
+                    && matches!(
+                        self.input
+                            .code
+                            .region_of(before)
+                            .and_then(|region| region.bytes_from(before).first()),
+                        Some(0x90 | 0xcc)
+                    );
+                let multi = width > 1
+                    && self.decode(before).is_some_and(|(decoded, shape)| {
+                        u64::from(decoded.len) == width && shape == Shape::Padding
+                    });
+                single || multi
+            }),
+        }
+    }
+
     /// The first address at or after `address` that is not padding.
     fn skip_padding(&mut self, mut address: u64) -> u64 {
         for _ in 0..64 {
@@ -504,8 +596,13 @@ impl<'a> Descent<'a> {
             return;
         }
         // A jump to the very next instruction is no boundary (LLVM ends
-        // landing pads so); over padding, it leaves the procedure.
-        if target != next && target == self.skip_padding(next) && !self.excluded(target) {
+        // landing pads so); over padding, it leaves the procedure. So does
+        // a jump back before the entry to where a function would start
+        // (its body has no loop head there; its pieces laid out apart are
+        // packed, not aligned after padding).
+        let over_padding = target != next && target == self.skip_padding(next);
+        let back_to_a_start = target < walked.start && self.after_boundary(target);
+        if (over_padding || back_to_a_start) && !self.excluded(target) {
             self.starts.insert(target);
             self.pending_tail_calls.push(target);
             walked.tail_calls.push(target);
@@ -533,15 +630,21 @@ impl<'a> Descent<'a> {
             read: |at, width| words.value(at, width),
             pointer: |slot| pointers.value_at(slot),
             register: |reg| walked.register(reg),
-            valid: |target: u64| {
+            valid: |target: u64, delimited: bool| {
+                let reach = if delimited {
+                    DELIMITED_REACH
+                } else {
+                    TABLE_REACH
+                };
                 (low..high).contains(&target)
-                    && target.abs_diff(from) <= TABLE_REACH
+                    && target.abs_diff(from) <= reach
                     && (unaligned_ok || target.is_multiple_of(4))
             },
+            referenced: self.input.referenced,
         };
         let resolution = jump_tables::resolve(history, shape, &reader);
         match resolution {
-            Resolution::Targets(targets) => {
+            Resolution::Targets(targets) | Resolution::Delimited(targets) => {
                 self.tables += 1;
                 for target in targets {
                     self.branch(walked, from, target, false, Vec::new(), worklist);

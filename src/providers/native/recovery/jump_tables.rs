@@ -12,11 +12,14 @@
 //!   — entries are signed instruction counts from `base`.
 //!
 //! The length comes from the last `cmp rI, #n` followed by an unsigned
-//! branch (`ja`, `b.hi`, ...). A relative table with no such bound is not
-//! read: guessing its end would invent code. An absolute table (also a
-//! computed-goto label table) needs no bound: its entries are pointers the
-//! file relocates (or the scan found), and it ends where they stop. Every
-//! entry must land in `valid`; reading stops at the first that does not.
+//! branch (`ja`, `b.hi`, ...). An absolute table (also a computed-goto
+//! label table) needs no bound: its entries are pointers the file
+//! relocates (or the scan found), and it ends where they stop. A relative
+//! table with no such bound (hand-written assembly indexes one by a
+//! `bsf` result) is read up to the next address that code or a pointer
+//! refers to, the start of the next object, and only while its entries
+//! land near the jump ([`Resolution::Delimited`]). Every entry must land
+//! in `valid`; reading stops at the first that does not.
 //!
 //! A register the dispatch sequence does not set itself (a table address
 //! hoisted out of a loop) takes the one address the procedure computed
@@ -26,6 +29,10 @@ use super::super::disasm::shape::{Reg, Shape};
 
 /// Most entries one table is read for.
 pub(super) const MAX_ENTRIES: u64 = 4096;
+/// Most entries a relative table no compare bounds is read for.
+const MAX_DELIMITED: u64 = 256;
+/// Fewest entries that make an unbounded relative table believable.
+const MIN_DELIMITED: usize = 2;
 
 /// Where a table's entries point, relative to what.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,7 +58,11 @@ struct Table {
 pub(super) enum Resolution {
     /// A table was read: its targets, in table order.
     Targets(Vec<u64>),
-    /// The jump looks like a table dispatch, but nothing bounds the index.
+    /// A relative table no compare bounds, read up to the next referenced
+    /// address while its entries stayed valid and near: its targets.
+    Delimited(Vec<u64>),
+    /// The jump looks like a table dispatch, but nothing bounds the index
+    /// and no believable table ends at a referenced address.
     Unbounded,
     /// Not a recognised table shape (a tail call through a pointer, or a
     /// shape this module does not know).
@@ -59,43 +70,52 @@ pub(super) enum Resolution {
 }
 
 /// What a resolution may read of the document.
-pub(super) struct Reader<R, P, K, V> {
+pub(super) struct Reader<R, P, K, V, F> {
     /// `read(address, width)`: a value of the file's bytes.
     pub read: R,
     /// `pointer(slot)`: the pointer stored at a slot (relocated).
     pub pointer: P,
     /// `register(reg)`: the one address the procedure put in `reg`.
     pub register: K,
-    /// Whether a target may be a case of this jump.
+    /// `valid(target, delimited)`: whether a target may be a case of this
+    /// jump; `delimited` for a table no compare bounds, whose cases must
+    /// lie nearer.
     pub valid: V,
+    /// `referenced(address)`: whether code or a pointer refers to
+    /// `address` (where another object starts).
+    pub referenced: F,
 }
 
 /// Resolves the jump whose shape is `jump`, given the shapes of the
 /// instructions before it on the same straight-line path (oldest first).
-pub(super) fn resolve<R, P, K, V>(
+pub(super) fn resolve<R, P, K, V, F>(
     history: &[Shape],
     jump: Shape,
-    reader: &Reader<R, P, K, V>,
+    reader: &Reader<R, P, K, V, F>,
 ) -> Resolution
 where
     R: Fn(u64, u8) -> Option<u64>,
     P: Fn(u64) -> Option<u64>,
     K: Fn(Reg) -> Option<u64>,
-    V: Fn(u64) -> bool,
+    V: Fn(u64, bool) -> bool,
+    F: Fn(u64) -> bool,
 {
     let Some(table) = recognise(history, jump, &reader.register) else {
         return Resolution::Unknown;
     };
-    let count = match (bound(history, table.index), table.entries) {
-        (Some(count), _) => count,
-        (None, Entries::Absolute) => MAX_ENTRIES,
-        (None, Entries::Relative { .. }) => return Resolution::Unbounded,
+    let (count, delimited) = match (bound(history, table.index), table.entries) {
+        (Some(count), _) => (count, false),
+        (None, Entries::Absolute) => (MAX_ENTRIES, false),
+        (None, Entries::Relative { .. }) => (MAX_DELIMITED, true),
     };
     let mut targets = Vec::new();
     for entry in 0..count.min(MAX_ENTRIES) {
         let at = table
             .address
             .wrapping_add(entry.wrapping_mul(u64::from(table.width)));
+        if delimited && entry > 0 && (reader.referenced)(at) {
+            break;
+        }
         let raw = match table.entries {
             Entries::Absolute => (reader.pointer)(at),
             Entries::Relative { .. } => (reader.read)(at, table.width),
@@ -123,12 +143,16 @@ where
                 base.wrapping_add(value.wrapping_shl(u32::from(shift)))
             }
         };
-        if !(reader.valid)(target) {
+        if !(reader.valid)(target, delimited) {
             break;
         }
         targets.push(target);
     }
-    Resolution::Targets(targets)
+    match (delimited, targets.len()) {
+        (false, _) => Resolution::Targets(targets),
+        (true, n) if n >= MIN_DELIMITED => Resolution::Delimited(targets),
+        (true, _) => Resolution::Unbounded,
+    }
 }
 
 fn sign_extend(value: u64, width: u8) -> u64 {
@@ -257,11 +281,14 @@ fn relative(
 }
 
 /// The address a register holds at the end of `history`, if an
-/// `lea`/`adr`/`adrp`(+`add`) chain there computes it.
+/// `lea`/`adr`/`adrp`(+`add`) chain or a `mov` of an immediate there
+/// computes it.
 fn value_of(history: &[Shape], reg: Reg) -> Option<u64> {
     let (at, definition) = last_definition(history, reg)?;
     match definition {
-        Shape::AddressOf { address, .. } => Some(address),
+        Shape::AddressOf { address, .. } | Shape::MoveImmediate { imm: address, .. } => {
+            Some(address)
+        }
         Shape::AddImmediate { src, imm, .. } => {
             value_of(&history[..at], src).map(|value| value.wrapping_add(imm))
         }
@@ -276,6 +303,8 @@ fn last_definition(history: &[Shape], reg: Reg) -> Option<(usize, Shape)> {
     history.iter().enumerate().rev().find_map(|(at, shape)| {
         let writes = match *shape {
             Shape::AddressOf { reg: dst, .. }
+            | Shape::MoveImmediate { dst, .. }
+            | Shape::LoadFixed { dst, .. }
             | Shape::AddImmediate { dst, .. }
             | Shape::Load { dst, .. }
             | Shape::AddRegister { dst, .. } => dst == reg,
@@ -329,13 +358,15 @@ mod tests {
         impl Fn(u64, u8) -> Option<u64> + 't,
         impl Fn(u64) -> Option<u64> + 't,
         impl Fn(Reg) -> Option<u64>,
-        impl Fn(u64) -> bool + 't,
+        impl Fn(u64, bool) -> bool + 't,
+        impl Fn(u64) -> bool,
     > {
         Reader {
             read: words(table),
             pointer: move |slot| words(table)(slot, 4),
             register: |_| None,
-            valid,
+            valid: move |target, _| valid(target),
+            referenced: |address| address == 0x1008,
         }
     }
 
@@ -420,8 +451,14 @@ mod tests {
             },
         ];
         let jump = Shape::JumpRegister { reg: RAX };
+        // Read up to the next referenced address (0x1008)...
         assert_eq!(
-            resolve(&history, jump, &reader(&[1, 2], |_| true)),
+            resolve(&history, jump, &reader(&[0x10, 0x20, 0x30], |_| true)),
+            Resolution::Delimited(vec![0x1010, 0x1020])
+        );
+        // ...and only while its entries are valid: one is not a table.
+        assert_eq!(
+            resolve(&history, jump, &reader(&[0x10, 0x20], |t| t < 0x1020)),
             Resolution::Unbounded
         );
         let absolute = Shape::JumpLoad {
@@ -488,7 +525,8 @@ mod tests {
             },
             pointer: |_| None,
             register: |_| None,
-            valid: |_| true,
+            valid: |_, _| true,
+            referenced: |_| false,
         };
         let got = resolve(&history, Shape::JumpRegister { reg: 1 }, &reader);
         assert_eq!(got, Resolution::Targets(vec![0x4000, 0x400c, 0x3ff8]));

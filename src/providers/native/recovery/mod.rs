@@ -60,6 +60,9 @@ pub(super) struct Input<'a> {
     pub words: &'a Words<'a>,
     /// Pointers stored in data, for absolute jump tables.
     pub pointers: &'a DataPointers,
+    /// Whether code or a pointer refers to an address: where a table no
+    /// compare bounds ends.
+    pub referenced: &'a dyn Fn(u64) -> bool,
 }
 
 /// One procedure start recovery found.
