@@ -587,6 +587,7 @@ fn inherited(instruction: &Instruction) -> Inherited {
     });
     let mut reads = 0u32;
     let mut writes = 0u32;
+    let mut saves = 0u32;
     let bit = |n: u16| if n < 31 { (1u32 << n) & PRESERVED } else { 0 };
     for (position, operand) in instruction.operands.iter().enumerate() {
         match *operand {
@@ -594,7 +595,9 @@ fn inherited(instruction: &Instruction) -> Inherited {
                 let written = !sources_only && (position == 0 || (position == 1 && pair_load));
                 if written {
                     writes |= bit(n);
-                } else if !(store && base_is_sp) {
+                } else if store && base_is_sp {
+                    saves |= bit(n);
+                } else {
                     reads |= bit(n);
                 }
             }
@@ -605,7 +608,12 @@ fn inherited(instruction: &Instruction) -> Inherited {
             _ => {}
         }
     }
-    Inherited { reads, writes }
+    Inherited {
+        reads,
+        writes,
+        saves,
+        moves_stack: false,
+    }
 }
 
 /// The recovery shape of a decoded instruction at `pc` (see [`Shape`]).

@@ -22,10 +22,25 @@ pub type Reg = u16;
 /// A procedure's entry never reads one of these before writing it, except
 /// to store it on the stack (saving it is not counted as a read); code
 /// inside a procedure (a landing pad, a switch case) does.
+///
+/// `saves` are the registers it stores on the stack (`push rbx`, `stp
+/// x29, x30, [sp, #-16]!`): an entry writes a callee-saved register only
+/// after saving it. `moves_stack` says whether the instruction writes the
+/// stack pointer (x86 only): an x86-64 entry must move it before it calls
+/// anything, to keep the stack aligned for the callee.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Inherited {
     pub reads: u32,
     pub writes: u32,
+    pub saves: u32,
+    pub moves_stack: bool,
+}
+
+impl Inherited {
+    /// Bit of x86's `rax`/`eax` in [`Inherited::reads`] and
+    /// [`Inherited::writes`]: the exception pointer, not a callee-saved
+    /// register.
+    pub const EXCEPTION_POINTER: u32 = 1;
 }
 
 /// The unsigned comparisons that bound a switch index.

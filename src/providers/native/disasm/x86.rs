@@ -542,6 +542,17 @@ fn inherited(
             continue;
         }
         let number = register.full_register().number();
+        if number == 4
+            && matches!(
+                used.access(),
+                OpAccess::Write
+                    | OpAccess::CondWrite
+                    | OpAccess::ReadWrite
+                    | OpAccess::ReadCondWrite
+            )
+        {
+            out.moves_stack = true;
+        }
         if number >= 32 {
             continue;
         }
@@ -560,6 +571,9 @@ fn inherited(
         let counts_write = preserved_register || (number == 0 && register.size() >= 4);
         if read && counts_read && !saves && !zeroing {
             out.reads |= bit;
+        }
+        if read && saves && preserved_register {
+            out.saves |= bit;
         }
         if write && counts_write {
             out.writes |= bit;

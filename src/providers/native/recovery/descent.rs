@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::super::disasm::Walker;
-use super::super::disasm::shape::{Reg, Shape};
+use super::super::disasm::shape::{Inherited, Reg, Shape};
 use super::claims::Claims;
 use super::jump_tables::{self, Resolution};
 use super::{Found, Input, Recovery};
@@ -28,7 +28,7 @@ const TABLE_REACH: u64 = 1 << 20;
 /// How far from its jump a case of a table no compare bounds may lie.
 const DELIMITED_REACH: u64 = 1 << 16;
 /// Instructions of a block read to tell a procedure's inside from an
-/// entry ([`Descent::reads_inherited`]).
+/// entry ([`Descent::reads_as_inside`]).
 const ENTRY_WINDOW: usize = 8;
 
 /// Addresses still to walk, each with the shapes on the path to it.
@@ -206,10 +206,17 @@ impl<'a> Descent<'a> {
 
     /// Whether the code at `address` reads as the inside of a procedure,
     /// not an entry: its first straight-line instructions read a register
-    /// only code already running there sets ([`Inherited`](super::super::disasm::shape::Inherited)), as a landing
-    /// pad's `mov rbx, rax` or a cleanup's `mov x0, x19` does.
-    fn reads_inherited(&mut self, address: u64) -> bool {
+    /// only code already running there sets
+    /// ([`Inherited`](super::super::disasm::shape::Inherited)), as a
+    /// landing pad's `mov rbx, rax` or a cleanup's `mov x0, x19` does,
+    /// write a callee-saved register it has not saved (`mov x19, x0`), or
+    /// (x86-64) call something before moving the stack pointer, as a
+    /// terminate pad's `call panic_in_cleanup` does.
+    fn reads_as_inside(&mut self, address: u64) -> bool {
+        let x86_64 = self.input.arch == Arch::X86_64;
         let mut written = 0u32;
+        let mut saved = 0u32;
+        let mut stack_moved = false;
         let mut at = address;
         for _ in 0..ENTRY_WINDOW {
             let Some(walker) = self.walker_of(at) else {
@@ -219,10 +226,19 @@ impl<'a> Descent<'a> {
                 return false;
             };
             let access = walker.inherited();
-            if access.reads & !written != 0 {
+            // A callee-saved register read before it is written, or
+            // written before it is saved.
+            let clobbered = access.writes & !Inherited::EXCEPTION_POINTER & !saved;
+            if access.reads & !written != 0 || clobbered != 0 {
+                return true;
+            }
+            saved |= access.saves;
+            let calls = matches!(decoded.flow, Flow::Call { .. } | Flow::IndirectCall);
+            if x86_64 && calls && !stack_moved {
                 return true;
             }
             written |= access.writes;
+            stack_moved |= access.moves_stack;
             if decoded.flow != Flow::Sequential {
                 return false;
             }
@@ -277,6 +293,10 @@ impl<'a> Descent<'a> {
             self.walked[owner] = walked;
             return;
         }
+        let start = match source {
+            Some(Source::CodeGap | Source::TailCall) => self.entry_nop_before(start),
+            _ => start,
+        };
         if let Some(source) = source {
             self.starts.insert(start);
             self.found.push(Found {
@@ -324,7 +344,7 @@ impl<'a> Descent<'a> {
         }
         if address.is_multiple_of(FUNCTION_ALIGNMENT)
             && !self.returns_into(address, entry)
-            && !self.reads_inherited(address)
+            && !self.reads_as_inside(address)
         {
             return None;
         }
@@ -333,7 +353,7 @@ impl<'a> Descent<'a> {
 
     /// The procedure whose body's last run before `address` lies at most
     /// [`HOLE`] bytes before it, when the code at `address` reads as that
-    /// procedure's inside ([`Descent::reads_inherited`]): a landing pad
+    /// procedure's inside ([`Descent::reads_as_inside`]): a landing pad
     /// laid out after the body, past padding or code of its own no branch
     /// reaches. Code in the area of pieces laid out apart (before the
     /// procedure's entry) is left to start its own.
@@ -341,7 +361,7 @@ impl<'a> Descent<'a> {
         let (&start, &(end, owner)) = self.runs.range(..address).next_back()?;
         let entry = self.walked.get(owner)?.start;
         let near = start >= entry && address.saturating_sub(end) <= HOLE;
-        (near && self.reads_inherited(address)).then_some(owner)
+        (near && self.reads_as_inside(address)).then_some(owner)
     }
 
     /// Whether the first block at `address` ends in a call to an import
@@ -499,6 +519,22 @@ impl<'a> Descent<'a> {
         matches!(self.decode(address), Some((_, Shape::Padding)))
     }
 
+    /// `address`, or on AArch64 the unclaimed `nop` just before it when
+    /// that `nop` is 16-aligned: glibc's assembly functions open with one
+    /// (where `bti c` would go), and branches to them skip it. Alignment
+    /// padding ends at an aligned address, so a `nop` ending 4 bytes past
+    /// one opens the function.
+    fn entry_nop_before(&mut self, address: u64) -> u64 {
+        let Some(nop) = address.checked_sub(4) else {
+            return address;
+        };
+        let opens = self.input.arch == Arch::Aarch64
+            && nop.is_multiple_of(FUNCTION_ALIGNMENT)
+            && !self.claims.is_claimed(nop)
+            && self.padding_at(nop);
+        if opens { nop } else { address }
+    }
+
     /// Whether `address` is where a compiler starts a function: aligned,
     /// and right after padding (AArch64: or after an instruction that does
     /// not fall through). Decoding x86 backwards is a guess, so there only
@@ -518,15 +554,17 @@ impl<'a> Descent<'a> {
                 let Some(before) = address.checked_sub(width) else {
                     return false;
                 };
-                let single = width == 1
-                    && matches!(
-                        self.input
-                            .code
-                            .region_of(before)
-                            .and_then(|region| region.bytes_from(before).first()),
-                        Some(0x90 | 0xcc)
-                    );
+                let bytes = self
+                    .input
+                    .code
+                    .region_of(before)
+                    .map_or(&[][..], |region| region.bytes_from(before));
+                let single = width == 1 && matches!(bytes.first(), Some(0x90 | 0xcc));
+                // Zero bytes decode as padding too, but end many an
+                // instruction (`mov r12, [rsp + 0x90]`).
+                let zeros = bytes.iter().take(width as usize).all(|&byte| byte == 0);
                 let multi = width > 1
+                    && !zeros
                     && self.decode(before).is_some_and(|(decoded, shape)| {
                         u64::from(decoded.len) == width && shape == Shape::Padding
                     });
@@ -654,7 +692,15 @@ impl<'a> Descent<'a> {
                 self.unbounded_tables += 1;
                 walked.returns = true;
             }
-            Resolution::Unknown => walked.returns = true,
+            Resolution::Unknown => {
+                walked.returns = true;
+                let base = jump_tables::computed_base(history, shape, &|reg| walked.register(reg));
+                if let Some(base) = base.filter(|&base| {
+                    (low..high).contains(&base) && base.abs_diff(from) <= DELIMITED_REACH
+                }) {
+                    self.branch(walked, from, base, false, Vec::new(), worklist);
+                }
+            }
         }
     }
 

@@ -155,6 +155,28 @@ where
     }
 }
 
+/// The code address a register jump that reads no table adds its offset
+/// to (`lea r9, [rip + blocks]`; `shl ecx, 6`; `add rcx, r9`; `jmp rcx`:
+/// hand-written assembly entering one of equal-sized blocks), or jumps to
+/// outright. The blocks from there on are the jumping procedure's.
+pub(super) fn computed_base(
+    history: &[Shape],
+    jump: Shape,
+    register: &impl Fn(Reg) -> Option<u64>,
+) -> Option<u64> {
+    let Shape::JumpRegister { reg } = jump else {
+        return None;
+    };
+    let value_of = |history: &[Shape], reg: Reg| value_of(history, reg).or_else(|| register(reg));
+    let (at, definition) = last_definition(history, reg)?;
+    let before = &history[..at];
+    match definition {
+        Shape::AddressOf { address, .. } => Some(address),
+        Shape::AddRegister { a, b, .. } => value_of(before, a).or_else(|| value_of(before, b)),
+        _ => None,
+    }
+}
+
 fn sign_extend(value: u64, width: u8) -> u64 {
     let bits = u32::from(width.clamp(1, 8)) * 8;
     if bits >= 64 {
