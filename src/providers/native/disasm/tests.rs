@@ -608,13 +608,13 @@ proptest! {
 }
 
 /// The [`super::shape::Inherited`] reads and writes of each instruction of `bytes`.
-fn inherited(arch: Arch, bytes: &[u8]) -> Vec<(u32, u32)> {
+fn inherited(arch: Arch, bytes: &[u8]) -> Vec<(u32, u32, u32)> {
     let mut walker = super::Walker::new(arch, bytes, 0x1000);
     let mut out = Vec::new();
     let mut next = walker.decode_at(0x1000);
     while next.is_some() {
         let access = walker.inherited();
-        out.push((access.reads, access.writes));
+        out.push((access.reads, access.writes, access.saves));
         next = walker.decode_next();
     }
     out
@@ -622,6 +622,19 @@ fn inherited(arch: Arch, bytes: &[u8]) -> Vec<(u32, u32)> {
 
 #[test]
 fn x86_64_inherited_registers_tell_a_landing_pad_from_an_entry() {
+    // A call moves the stack pointer (it pushes), as `push` and `sub` do.
+    let moves: Vec<bool> = {
+        let bytes = [0x48, 0x83, 0xec, 0x08, 0x90]; // sub rsp, 8; nop
+        let mut walker = super::Walker::new(Arch::X86_64, &bytes, 0x1000);
+        let mut out = Vec::new();
+        let mut next = walker.decode_at(0x1000);
+        while next.is_some() {
+            out.push(walker.inherited().moves_stack);
+            next = walker.decode_next();
+        }
+        out
+    };
+    assert_eq!(moves, [true, false]);
     const RBX: u32 = 1 << 3;
     const RAX: u32 = 1;
     let got = inherited(
@@ -637,7 +650,14 @@ fn x86_64_inherited_registers_tell_a_landing_pad_from_an_entry() {
     );
     assert_eq!(
         got,
-        [(RAX, RBX), (0, 0), (0, 0), (0, 0), (0, RBX), (RBX, 0),]
+        [
+            (RAX, RBX, 0),
+            (0, 0, RBX),
+            (0, 0, RBX),
+            (0, 0, 0),
+            (0, RBX, 0),
+            (RBX, 0, 0)
+        ]
     );
 }
 
@@ -655,5 +675,14 @@ fn arm64_inherited_registers_tell_a_cleanup_from_an_entry() {
             0xf9400ba0, // ldr x0, [x29, #16]: reads x29
         ]),
     );
-    assert_eq!(got, [(0, 0), (0, X29), (X19, 0), (0, X19), (X29, 0)]);
+    assert_eq!(
+        got,
+        [
+            (0, 0, X29),
+            (0, X29, 0),
+            (X19, 0, 0),
+            (0, X19, 0),
+            (X29, 0, 0)
+        ]
+    );
 }
