@@ -358,3 +358,67 @@ fn stripped_go_executables_are_named_by_their_function_table() {
         );
     }
 }
+
+/// Mach-O pointer slots are the file's rebases, as `llvm-objdump --macho
+/// --rebase` lists them (no scan, no inference), and each pointer lies in
+/// one of the image's segments.
+#[test]
+fn macho_pointer_slots_are_the_rebases_llvm_objdump_lists() {
+    use rea::providers::native::NativeImage;
+    use rea::providers::native::pointers::PointerSource;
+    let cases: [(&str, &[&str], usize); 5] = [
+        ("watcher-darwin-arm64.node", &[], 0),
+        ("fsevents.node", &["--arch=x86_64"], 0),
+        ("fsevents.node", &["--arch=arm64"], 1),
+        ("markupsafe-speedups-universal2.so", &["--arch=x86_64"], 0),
+        ("markupsafe-speedups-universal2.so", &["--arch=arm64"], 1),
+    ];
+    for (name, args, document) in cases {
+        let Some(path) = common::fixture(name) else {
+            return;
+        };
+        let listed = Command::new("llvm-objdump")
+            .args(["--macho", "--rebase"])
+            .args(args)
+            .arg(&path)
+            .output()
+            .expect("run llvm-objdump --rebase");
+        assert!(listed.status.success(), "{name}");
+        let theirs: BTreeSet<u64> = String::from_utf8_lossy(&listed.stdout)
+            .lines()
+            .filter_map(|line| {
+                let fields: Vec<&str> = line.split_whitespace().collect();
+                let [_, _, address, "pointer"] = fields[..] else {
+                    return None;
+                };
+                u64::from_str_radix(address.strip_prefix("0x")?, 16).ok()
+            })
+            .collect();
+        assert!(!theirs.is_empty(), "{name}: llvm-objdump lists rebases");
+        let image = NativeImage::open(&path).expect("fixture opens");
+        let pointers = image.data_pointers(document).expect("pointers");
+        assert_eq!(pointers.source, PointerSource::Relocations, "{name}");
+        let ours: BTreeSet<u64> = pointers.slots().map(|(slot, _)| slot).collect();
+        assert_eq!(
+            ours, theirs,
+            "{name} {args:?}: slots differ from the rebases"
+        );
+        let overview = image.overview(document, 100).expect("overview");
+        let segments: Vec<(u64, u64)> = overview
+            .segments
+            .iter()
+            .map(|segment| {
+                let start = u64::from_str_radix(&segment.address[2..], 16).expect("hex");
+                (start, start + segment.size)
+            })
+            .collect();
+        for (slot, target) in pointers.slots() {
+            assert!(
+                segments
+                    .iter()
+                    .any(|&(start, end)| (start..end).contains(&target)),
+                "{name}: the pointer at {slot:#x} ({target:#x}) is outside the image"
+            );
+        }
+    }
+}

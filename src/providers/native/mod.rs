@@ -21,6 +21,7 @@ mod extents;
 mod function;
 pub mod imports;
 mod layout;
+mod macho_rebases;
 mod overview;
 pub mod pointers;
 mod procedures;

@@ -4,10 +4,11 @@
 //! Where the file says which words are pointers, that is the source:
 //! - ELF dynamic relocations: `RELATIVE` (the addend, or the word itself
 //!   for `REL`), and absolute relocations against a symbol defined here;
-//! - PE base relocations (`DIR64`, `HIGHLOW`): the word at the slot.
+//! - PE base relocations (`DIR64`, `HIGHLOW`): the word at the slot;
+//! - Mach-O rebases, classic or chained ([`super::macho_rebases`]).
 //!
-//! An image without them (a static non-PIE ELF, a Mach-O, whose rebases and
-//! chained fixups are not decoded here) is scanned instead: every aligned
+//! An image without them (a static non-PIE ELF, a Mach-O with neither) is
+//! scanned instead: every aligned
 //! pointer-sized word of a data section whose value `is_target` accepts (a
 //! string start or code). Chained-fixup words are also tried as a 36-bit
 //! target, plain and added to the image base. A scanned pointer is an
@@ -19,6 +20,7 @@
 use object::read::elf::FileHeader as _;
 use object::read::pe::{ImageNtHeaders, ImageOptionalHeader as _, PeFile};
 
+use super::macho_rebases;
 use super::words::Words;
 use object::{
     Object, ObjectSection, ObjectSegment, ObjectSymbol, ObjectSymbolTable, RelocationFlags,
@@ -71,6 +73,11 @@ pub struct DataPointers {
 }
 
 impl DataPointers {
+    /// Every `(slot, pointer)`, in slot order.
+    pub fn slots(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.by_slot.iter().copied()
+    }
+
     /// Slots whose pointer is exactly `target`, in address order.
     pub fn slots_pointing_at(&self, target: u64) -> impl Iterator<Item = u64> + '_ {
         let first = self.by_target.partition_point(|&(t, _)| t < target);
@@ -161,12 +168,19 @@ impl DataPointers {
     pub(super) fn read(file: &object::File<'_>, is_target: impl Fn(u64) -> bool) -> DataPointers {
         let words = Words::new(file);
         let mut found = Collector::default();
+        // A Mach-O that states its rebases has no other pointers to find.
+        let mut stated = false;
         match file {
             object::File::Pe32(pe) => pe_relocations(pe, &words, &mut found),
             object::File::Pe64(pe) => pe_relocations(pe, &words, &mut found),
+            object::File::MachO32(_) | object::File::MachO64(_) => {
+                stated = macho_rebases::rebases(file, &words, MAX_POINTERS, &mut |slot, target| {
+                    found.push(slot, target)
+                });
+            }
             _ => elf_relocations(file, &words, &mut found),
         }
-        let source = if found.pairs.is_empty() && !found.full {
+        let source = if found.pairs.is_empty() && !found.full && !stated {
             scan(file, &words, &is_target, &mut found);
             PointerSource::Scan
         } else {

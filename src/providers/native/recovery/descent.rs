@@ -30,6 +30,8 @@ const DELIMITED_REACH: u64 = 1 << 16;
 /// Instructions of a block read to tell a procedure's inside from an
 /// entry ([`Descent::reads_as_inside`]).
 const ENTRY_WINDOW: usize = 8;
+/// Call sites followed by padding that show a callee never returns.
+const PADDED_CALLS: usize = 2;
 
 /// Addresses still to walk, each with the shapes on the path to it.
 type Worklist = Vec<(u64, Vec<Shape>)>;
@@ -162,8 +164,30 @@ impl<'a> Descent<'a> {
     /// The procedures that never return, from what the first pass walked:
     /// no path returns, and every call it stopped after and every tail
     /// call goes to an import that never returns or to another such
-    /// procedure (the largest set closed under that rule).
+    /// procedure (the largest set closed under that rule). Also every
+    /// callee after whose call padding follows at [`PADDED_CALLS`] sites or
+    /// more, whatever its own code shows (`_Unwind_Resume` ends in a jump
+    /// through a register): the compilers of its callers knew.
     fn non_returning(&self) -> HashSet<u64> {
+        let mut padded: HashMap<u64, usize> = HashMap::new();
+        for walked in &self.walked {
+            for &callee in &walked.suspected {
+                *padded.entry(callee).or_default() += 1;
+            }
+        }
+        let mut set = self.closed_non_returning();
+        set.extend(
+            padded
+                .into_iter()
+                .filter(|&(_, sites)| sites >= PADDED_CALLS)
+                .map(|(callee, _)| callee),
+        );
+        set
+    }
+
+    /// The largest set of walked procedures closed under the rule of
+    /// [`Descent::non_returning`].
+    fn closed_non_returning(&self) -> HashSet<u64> {
         let mut set: HashSet<u64> = self
             .walked
             .iter()
@@ -726,9 +750,12 @@ impl<'a> Descent<'a> {
             return false;
         }
         let mut at = address;
+        let mut after_call = false;
         for step in 0..PLAUSIBLE_RUN {
+            // Running into another procedure's entry right after a call:
+            // that call does not return (`__cxa_throw`).
             if step > 0 && self.claims.is_claimed(at) {
-                return false;
+                return after_call && self.starts.contains(&at);
             }
             let Some((decoded, shape)) = self.decode(at) else {
                 return false;
@@ -749,6 +776,7 @@ impl<'a> Descent<'a> {
                 Flow::Return | Flow::Jump { .. } | Flow::IndirectJump => return true,
                 _ => {}
             }
+            after_call = matches!(decoded.flow, Flow::Call { .. } | Flow::IndirectCall);
             at = at.wrapping_add(u64::from(decoded.len));
         }
         true
