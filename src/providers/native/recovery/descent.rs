@@ -54,6 +54,9 @@ struct Walked {
     /// Callees after whose call only padding follows (the first pass stops
     /// there, suspecting they never return).
     suspected: Vec<u64>,
+    /// Whether it enters code through a computed jump (a base plus an
+    /// offset no table holds): its blocks after the base are its own.
+    computed: bool,
 }
 
 impl Walked {
@@ -66,6 +69,7 @@ impl Walked {
             returns: false,
             tail_calls: Vec::new(),
             suspected: Vec::new(),
+            computed: false,
         }
     }
 
@@ -380,12 +384,15 @@ impl<'a> Descent<'a> {
     /// procedure's inside ([`Descent::reads_as_inside`]): a landing pad
     /// laid out after the body, past padding or code of its own no branch
     /// reaches. Code in the area of pieces laid out apart (before the
-    /// procedure's entry) is left to start its own.
+    /// procedure's entry) is left to start its own. After a procedure that
+    /// jumps into computed blocks, any such code is its (the blocks no
+    /// table lists).
     fn body_owner(&mut self, address: u64) -> Option<usize> {
         let (&start, &(end, owner)) = self.runs.range(..address).next_back()?;
         let entry = self.walked.get(owner)?.start;
         let near = start >= entry && address.saturating_sub(end) <= HOLE;
-        (near && self.reads_as_inside(address)).then_some(owner)
+        let computed = self.walked.get(owner).is_some_and(|walked| walked.computed);
+        (near && (computed || self.reads_as_inside(address))).then_some(owner)
     }
 
     /// Whether the first block at `address` ends in a call to an import
@@ -722,6 +729,7 @@ impl<'a> Descent<'a> {
                 if let Some(base) = base.filter(|&base| {
                     (low..high).contains(&base) && base.abs_diff(from) <= DELIMITED_REACH
                 }) {
+                    walked.computed = true;
                     self.branch(walked, from, base, false, Vec::new(), worklist);
                 }
             }
@@ -733,8 +741,13 @@ impl<'a> Descent<'a> {
         while let Some(target) = self.pending_tail_calls.pop() {
             // Already in `starts`; `procedure` records it as found.
             self.starts.remove(&target);
+            // A start that moves to its entry `nop` is inside that
+            // procedure, no start of its own.
+            let entry = self.entry_nop_before(target);
             self.procedure(target, Some(Source::TailCall));
-            self.starts.insert(target);
+            if entry == target {
+                self.starts.insert(target);
+            }
         }
     }
 
