@@ -541,29 +541,19 @@ fn inherited(
         if !register.is_gpr() {
             continue;
         }
-        let number = register.full_register().number();
-        if number == 4
-            && matches!(
-                used.access(),
-                OpAccess::Write
-                    | OpAccess::CondWrite
-                    | OpAccess::ReadWrite
-                    | OpAccess::ReadCondWrite
-            )
-        {
-            out.moves_stack = true;
-        }
-        if number >= 32 {
-            continue;
-        }
-        let bit = 1u32 << number;
-        let preserved_register = preserved & bit != 0;
         let (read, write) = match used.access() {
             OpAccess::Read | OpAccess::CondRead => (true, false),
             OpAccess::Write | OpAccess::CondWrite => (false, true),
             OpAccess::ReadWrite | OpAccess::ReadCondWrite => (true, true),
             _ => (false, false),
         };
+        if write && register.full_register() == Register::RSP {
+            out.moves_stack = true;
+        }
+        // General registers number 0 (`rax`) to 15 (`r15`).
+        let number = register.full_register().number();
+        let bit = 1u32 << number;
+        let preserved_register = preserved & bit != 0;
         // Of `rax`, only the full register is the exception pointer
         // (`test al, al` opens every variadic function), and only a full
         // or zero-extending 32-bit write replaces it.

@@ -389,9 +389,9 @@ impl<'a> Descent<'a> {
     /// table lists).
     fn body_owner(&mut self, address: u64) -> Option<usize> {
         let (&start, &(end, owner)) = self.runs.range(..address).next_back()?;
-        let entry = self.walked.get(owner)?.start;
+        let walked = self.walked.get(owner)?;
+        let (entry, computed) = (walked.start, walked.computed);
         let near = start >= entry && address.saturating_sub(end) <= HOLE;
-        let computed = self.walked.get(owner).is_some_and(|walked| walked.computed);
         (near && (computed || self.reads_as_inside(address))).then_some(owner)
     }
 

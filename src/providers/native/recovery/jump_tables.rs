@@ -167,7 +167,7 @@ pub(super) fn computed_base(
     let Shape::JumpRegister { reg } = jump else {
         return None;
     };
-    let value_of = |history: &[Shape], reg: Reg| value_of(history, reg).or_else(|| register(reg));
+    let value_of = value_or_hoisted(register);
     let (at, definition) = last_definition(history, reg)?;
     let before = &history[..at];
     match definition {
@@ -192,7 +192,7 @@ fn recognise(
     jump: Shape,
     register: &impl Fn(Reg) -> Option<u64>,
 ) -> Option<Table> {
-    let value_of = |history: &[Shape], reg: Reg| value_of(history, reg).or_else(|| register(reg));
+    let value_of = value_or_hoisted(register);
     match jump {
         Shape::JumpLoad {
             index,
@@ -300,6 +300,14 @@ fn relative(
         },
         index,
     })
+}
+
+/// [`value_of`], or else the one address the procedure computed into the
+/// register elsewhere (a table address hoisted out of a loop).
+fn value_or_hoisted(
+    register: &impl Fn(Reg) -> Option<u64>,
+) -> impl Fn(&[Shape], Reg) -> Option<u64> + '_ {
+    move |history, reg| value_of(history, reg).or_else(|| register(reg))
 }
 
 /// The address a register holds at the end of `history`, if an
