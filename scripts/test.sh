@@ -6,8 +6,9 @@
 #
 # It installs (each only when missing, into target/ except system tools):
 #   - system tools through apt-get when absent: llvm (llvm-nm/llvm-objdump,
-#     the test oracles), gcc (cc builds sample binaries), python3 + venv, node
-#     + npm (it says so before installing);
+#     the test oracles), gcc (cc builds sample binaries), MinGW-w64 gcc
+#     (Windows executables), python3 + venv, node + npm (it says so before
+#     installing);
 #   - the pinned, checksummed fixtures (tests/fixtures/fetch.sh -> target/fixtures);
 #   - the Python MCP SDK (target/ci/venv), r2libr 5.7.4 (target/ci/r2venv),
 #     the npm MCP SDK (target/ci/npm).
@@ -37,6 +38,8 @@ system_tools() {
   command -v cc >/dev/null || missing+=(gcc)
   command -v python3 >/dev/null || missing+=(python3 python3-venv)
   command -v node >/dev/null || missing+=(nodejs npm)
+  # MinGW-w64 builds the Windows executables whose `main` is checked.
+  command -v x86_64-w64-mingw32-gcc >/dev/null || missing+=(gcc-mingw-w64-x86-64)
   if ((${#missing[@]})); then
     echo "installing missing system tools with apt-get: ${missing[*]}"
     local sudo=()

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use rea::providers::Source;
 use rea::providers::code::{CallSite, RefKind};
 use rea::providers::native::NativeImage;
 use rea::providers::radare2::{
@@ -337,4 +338,37 @@ fn the_analysis_depth_is_the_operators_and_is_named() {
         counts.push(r2.procedures().unwrap().procedures.len());
     }
     assert!(counts[1] >= counts[0], "aa {} aaa {}", counts[0], counts[1]);
+}
+
+/// `main` of an MSVC executable (universal CRT), which the native
+/// provider names from the runtime's `__p___argc` handover, is where
+/// radare2's own MSVC entry-stub reading puts it.
+#[test]
+fn msvc_main_is_where_radare2_finds_it() {
+    let Some((launcher, file)) = setup("setuptools-cli-64.exe") else {
+        return;
+    };
+    let theirs: Vec<u64> = session(&file, &launcher)
+        .procedures()
+        .unwrap()
+        .procedures
+        .iter()
+        .filter(|p| p.name.as_deref() == Some("main"))
+        .map(|p| p.address)
+        .collect();
+    assert_eq!(theirs.len(), 1, "radare2 names one main: {theirs:x?}");
+    let image = NativeImage::open(&file).unwrap();
+    let inventory = image.inventory(0).unwrap();
+    let ours: Vec<_> = inventory
+        .procedures
+        .iter()
+        .filter(|p| p.name.as_deref() == Some("main"))
+        .collect();
+    assert_eq!(ours.len(), 1, "{ours:?}");
+    assert_eq!(ours[0].address, theirs[0]);
+    assert!(
+        ours[0].sources.contains(Source::CRuntimeMain),
+        "{:?}",
+        ours[0].sources
+    );
 }

@@ -193,7 +193,19 @@ pub fn compile_c_with(
     flags: &[&str],
     sources: &[(&str, &str)],
 ) -> Option<PathBuf> {
-    let mut cmd = Command::new("cc");
+    compile_with("cc", dir, name, flags, sources)
+}
+
+/// Compiles `sources` with `compiler` (a C compiler driver taking `-o`)
+/// into `dir/name`; skips (see [`skip`]) when the compiler is missing.
+pub fn compile_with(
+    compiler: &str,
+    dir: &Path,
+    name: &str,
+    flags: &[&str],
+    sources: &[(&str, &str)],
+) -> Option<PathBuf> {
+    let mut cmd = Command::new(compiler);
     cmd.args(flags).arg("-o").arg(dir.join(name));
     for (file, text) in sources {
         let path = dir.join(file);
@@ -202,9 +214,12 @@ pub fn compile_c_with(
     }
     match cmd.output() {
         Ok(out) if out.status.success() => Some(dir.join(name)),
-        Ok(out) => panic!("cc failed: {}", String::from_utf8_lossy(&out.stderr)),
+        Ok(out) => panic!(
+            "{compiler} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ),
         Err(e) => {
-            skip(&format!("cannot run cc: {e}"));
+            skip(&format!("cannot run {compiler}: {e}"));
             None
         }
     }

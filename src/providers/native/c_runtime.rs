@@ -13,13 +13,16 @@
 //!
 //! Nothing else counts: an entry that calls an import of another name, or
 //! calls a local function that returns, has no `main` this can see.
+//! Windows executables are read another way, in [`super::windows_main`].
 
-use object::BinaryFormat;
+use object::{BinaryFormat, Object, ObjectKind};
 
+use super::code_index::CodeIndex;
 use super::code_map::CodeMap;
 use super::disasm::shape::{Reg, Shape};
 use super::disasm::{self, Walker};
 use super::thunks::Thunks;
+use super::windows_main::{Startup, windows_main};
 use super::words::Words;
 use super::{NativeImage, entry};
 use crate::providers::ProviderError;
@@ -198,23 +201,33 @@ impl Registers {
 }
 
 impl NativeImage {
-    /// `main`, when `LC_MAIN` states it (Mach-O) or the entry point's call
-    /// to the C runtime shows it (ELF).
+    /// `main` and its name, when `LC_MAIN` states it (Mach-O) or the C
+    /// runtime's call shows it (ELF from the entry point, PE from the
+    /// runtime's argument imports: [`windows_main`]).
     pub(super) fn c_runtime_main(
         &self,
         document: usize,
         file: &object::File<'_>,
         code: &CodeMap<'_>,
+        index: &CodeIndex,
         thunks: &Thunks,
-    ) -> Result<Option<u64>, ProviderError> {
+    ) -> Result<Option<(u64, &'static str)>, ProviderError> {
         if let Some(main) = entry::macho_main(file) {
-            return Ok(Some(main).filter(|&main| code.contains(main)));
+            return Ok(Some((main, "main")).filter(|&(main, _)| code.contains(main)));
         }
-        let (BinaryFormat::Elf, Some(arch), Some(entry)) = (
-            file.format(),
-            disasm::arch_of(file),
-            entry::entry_point(file),
-        ) else {
+        let Some(arch) = disasm::arch_of(file) else {
+            return Ok(None);
+        };
+        if file.format() == BinaryFormat::Pe && file.kind() == ObjectKind::Executable {
+            let startup = Startup {
+                code,
+                index,
+                arch,
+                imports: thunks.imports(),
+            };
+            return Ok(windows_main(&startup));
+        }
+        let (BinaryFormat::Elf, Some(entry)) = (file.format(), entry::entry_point(file)) else {
             return Ok(None);
         };
         let pointers = self.data_pointers(document)?;
@@ -233,7 +246,7 @@ impl NativeImage {
             import_at: &import_at,
             pointer_at: &pointer_at,
         };
-        Ok(main_from_entry(&runtime, entry))
+        Ok(main_from_entry(&runtime, entry).map(|main| (main, "main")))
     }
 }
 

@@ -29,6 +29,7 @@ mod recovered;
 mod recovery;
 mod strings;
 mod thunks;
+mod windows_main;
 mod words;
 
 #[cfg(test)]
@@ -315,7 +316,7 @@ impl NativeImage {
                     .chain(c_name.and_then(named))
             });
             let main = self
-                .c_runtime_main(document, &file, &code_map, &thunks)?
+                .c_runtime_main(document, &file, &code_map, &code, &thunks)?
                 .map(procedures::Candidate::c_runtime_main);
             let candidates: Vec<_> = tables
                 .chain(calls)

@@ -87,10 +87,11 @@ impl<'data> Candidate<'data> {
         }
     }
 
-    /// `main`, as the C runtime's call shows it (an inference).
-    pub(super) fn c_runtime_main(address: u64) -> Candidate<'static> {
+    /// `main` (or `wmain`), as the C runtime's call shows it (an
+    /// inference).
+    pub(super) fn c_runtime_main((address, name): (u64, &'static str)) -> Candidate<'static> {
         Candidate {
-            name: Cow::Borrowed(b"main"),
+            name: Cow::Borrowed(name.as_bytes()),
             binding: Binding::Inferred,
             ..Candidate::unnamed(address, None, Source::CRuntimeMain)
         }

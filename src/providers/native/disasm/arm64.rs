@@ -588,13 +588,16 @@ fn inherited(instruction: &Instruction) -> Inherited {
     let mut reads = 0u32;
     let mut writes = 0u32;
     let mut saves = 0u32;
+    let mut clobbers = 0u32;
     let bit = |n: u16| if n < 31 { (1u32 << n) & PRESERVED } else { 0 };
+    let any = |n: u16| if n < 31 { 1u32 << n } else { 0 };
     for (position, operand) in instruction.operands.iter().enumerate() {
         match *operand {
             Operand::Register(_, n) | Operand::RegisterOrSP(_, n) => {
                 let written = !sources_only && (position == 0 || (position == 1 && pair_load));
                 if written {
                     writes |= bit(n);
+                    clobbers |= any(n);
                 } else if store && base_is_sp {
                     saves |= bit(n);
                 } else {
@@ -603,16 +606,33 @@ fn inherited(instruction: &Instruction) -> Inherited {
             }
             Operand::RegShift(_, _, _, n) => reads |= bit(n),
             Operand::RegRegOffset(base, index, _, _, _) => reads |= bit(base) | bit(index),
-            Operand::RegPreIndex(base, _, _) | Operand::RegPostIndex(base, _) => reads |= bit(base),
-            Operand::RegPostIndexReg(base, index) => reads |= bit(base) | bit(index),
+            Operand::RegPreIndex(base, _, written_back) => {
+                reads |= bit(base);
+                if written_back {
+                    clobbers |= any(base);
+                }
+            }
+            Operand::RegPostIndex(base, _) => {
+                reads |= bit(base);
+                clobbers |= any(base);
+            }
+            Operand::RegPostIndexReg(base, index) => {
+                reads |= bit(base) | bit(index);
+                clobbers |= any(base);
+            }
             _ => {}
         }
+    }
+    // A call writes the link register.
+    if matches!(opcode, BL | BLR) {
+        clobbers |= any(30);
     }
     Inherited {
         reads,
         writes,
         saves,
         moves_stack: false,
+        clobbers,
     }
 }
 

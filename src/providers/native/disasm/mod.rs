@@ -61,6 +61,41 @@ pub fn first_argument(arch: Arch) -> Option<shape::Reg> {
     }
 }
 
+/// The Windows x64 and ARM64 calling conventions, as much of them as a
+/// reading of the C runtime's handover to `main` needs; `None` on 32-bit
+/// x86, which passes arguments on the stack.
+pub fn windows_convention(arch: Arch) -> Option<Convention> {
+    match arch {
+        Arch::X86_64 => Some(x86::WINDOWS_X64),
+        // AAPCS64: x0 first argument and result, x0–x18 and the link
+        // register not preserved across a call.
+        Arch::Aarch64 => Some(Convention {
+            first_argument: 0,
+            result: 0,
+            volatile: ((1 << 19) - 1) | (1 << 30),
+        }),
+        Arch::X86 => None,
+    }
+}
+
+/// Registers of one calling convention: the first integer argument, the
+/// integer result, and (as [`shape::Inherited`] bits) those a call may
+/// overwrite.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Convention {
+    pub first_argument: shape::Reg,
+    pub result: shape::Reg,
+    pub volatile: u32,
+}
+
+/// The [`shape::Inherited`] bit of a [`shape::Reg`].
+pub fn register_bit(arch: Arch, reg: shape::Reg) -> u32 {
+    match arch {
+        Arch::X86_64 | Arch::X86 => x86::register_bit(reg),
+        Arch::Aarch64 => 1u32.checked_shl(reg.into()).unwrap_or(0),
+    }
+}
+
 /// Facts about one instruction, without text (fast path for whole-binary
 /// indexes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -28,12 +28,17 @@ pub type Reg = u16;
 /// after saving it. `moves_stack` says whether the instruction writes the
 /// stack pointer (x86 only): an x86-64 entry must move it before it calls
 /// anything, to keep the stack aligned for the callee.
+///
+/// `clobbers` are all the general registers it writes, of any class
+/// (stack pointer excluded): what a reading that follows an argument
+/// register through a few instructions needs to know.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Inherited {
     pub reads: u32,
     pub writes: u32,
     pub saves: u32,
     pub moves_stack: bool,
+    pub clobbers: u32,
 }
 
 impl Inherited {

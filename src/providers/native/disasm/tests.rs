@@ -607,33 +607,33 @@ proptest! {
     }
 }
 
-/// The [`super::shape::Inherited`] reads and writes of each instruction of `bytes`.
-fn inherited(arch: Arch, bytes: &[u8]) -> Vec<(u32, u32, u32)> {
+/// The [`super::shape::Inherited`] of each instruction of `bytes`.
+fn each_inherited(arch: Arch, bytes: &[u8]) -> Vec<super::shape::Inherited> {
     let mut walker = super::Walker::new(arch, bytes, 0x1000);
     let mut out = Vec::new();
     let mut next = walker.decode_at(0x1000);
     while next.is_some() {
-        let access = walker.inherited();
-        out.push((access.reads, access.writes, access.saves));
+        out.push(walker.inherited());
         next = walker.decode_next();
     }
     out
 }
 
+/// The inherited reads, writes and saves of each instruction of `bytes`.
+fn inherited(arch: Arch, bytes: &[u8]) -> Vec<(u32, u32, u32)> {
+    let each = each_inherited(arch, bytes).into_iter();
+    each.map(|access| (access.reads, access.writes, access.saves))
+        .collect()
+}
+
 #[test]
 fn x86_64_inherited_registers_tell_a_landing_pad_from_an_entry() {
     // A call moves the stack pointer (it pushes), as `push` and `sub` do.
-    let moves: Vec<bool> = {
-        let bytes = [0x48, 0x83, 0xec, 0x08, 0x90]; // sub rsp, 8; nop
-        let mut walker = super::Walker::new(Arch::X86_64, &bytes, 0x1000);
-        let mut out = Vec::new();
-        let mut next = walker.decode_at(0x1000);
-        while next.is_some() {
-            out.push(walker.inherited().moves_stack);
-            next = walker.decode_next();
-        }
-        out
-    };
+    // sub rsp, 8; nop
+    let moves: Vec<bool> = each_inherited(Arch::X86_64, &[0x48, 0x83, 0xec, 0x08, 0x90])
+        .iter()
+        .map(|access| access.moves_stack)
+        .collect();
     assert_eq!(moves, [true, false]);
     const RBX: u32 = 1 << 3;
     const RAX: u32 = 1;
@@ -659,6 +659,37 @@ fn x86_64_inherited_registers_tell_a_landing_pad_from_an_entry() {
             (RBX, 0, 0)
         ]
     );
+}
+
+/// Every general register each instruction of `bytes` writes.
+fn clobbers(arch: Arch, bytes: &[u8]) -> Vec<u32> {
+    let each = each_inherited(arch, bytes).into_iter();
+    each.map(|access| access.clobbers).collect()
+}
+
+#[test]
+fn clobbers_are_every_general_register_written() {
+    let x86 = clobbers(
+        Arch::X86_64,
+        &[
+            0x8b, 0x08, // mov ecx, [rax]: rcx
+            0x4c, 0x8b, 0xc7, // mov r8, rdi: r8
+            0x48, 0x83, 0xec, 0x28, // sub rsp, 0x28: the stack pointer is not counted
+            0x48, 0x89, 0x5c, 0x24, 0x08, // mov [rsp + 8], rbx: a store writes none
+            0x87, 0xd3, // xchg ebx, edx: both
+        ],
+    );
+    assert_eq!(x86, [1 << 1, 1 << 8, 0, 0, (1 << 2) | (1 << 3)]);
+    let arm64 = clobbers(
+        Arch::Aarch64,
+        &words(&[
+            0xb9400000, // ldr w0, [x0]: x0
+            0xf8408441, // ldr x1, [x2], #8: x1 and the written-back x2
+            0xf9000be1, // str x1, [sp, #16]: none
+            0x94000010, // bl: the link register
+        ]),
+    );
+    assert_eq!(arm64, [1, (1 << 1) | (1 << 2), 0, 1 << 30]);
 }
 
 #[test]

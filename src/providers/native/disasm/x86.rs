@@ -23,8 +23,8 @@ use iced_x86::{
 };
 
 use super::super::super::code::{Arch, DataReference, Flow, RefKind};
-use super::Decoded;
 use super::shape::{Inherited, Reg, Shape, Unsigned};
+use super::{Convention, Decoded};
 
 /// Decodes one instruction after another, resynchronising one byte after
 /// each undecodable one.
@@ -553,6 +553,9 @@ fn inherited(
         // General registers number 0 (`rax`) to 15 (`r15`).
         let number = register.full_register().number();
         let bit = 1u32 << number;
+        if write && register.full_register() != Register::RSP {
+            out.clobbers |= bit;
+        }
         let preserved_register = preserved & bit != 0;
         // Of `rax`, only the full register is the exception pointer
         // (`test al, al` opens every variadic function), and only a full
@@ -574,6 +577,23 @@ fn inherited(
 
 /// `rdi`, the first integer argument of the System V calling convention.
 pub(super) const RDI: Reg = Register::RDI as Reg;
+
+/// The Windows x64 convention: `rcx` first, `rax` result; `rax`, `rcx`,
+/// `rdx` and `r8`–`r11` not preserved across a call.
+pub(super) const WINDOWS_X64: Convention = Convention {
+    first_argument: Register::RCX as Reg,
+    result: Register::RAX as Reg,
+    volatile: 0b1111_0000_0111,
+};
+
+/// The [`Inherited`] bit of a [`Reg`] (its full register's number); 0 for
+/// what is no general register.
+pub(super) fn register_bit(reg: Reg) -> u32 {
+    match Register::try_from(usize::from(reg)) {
+        Ok(register) if register.is_gpr() => 1 << register.full_register().number(),
+        _ => 0,
+    }
+}
 
 /// The [`Reg`] of a compare whose first operand is memory.
 const MEMORY: Reg = Reg::MAX;
