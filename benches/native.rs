@@ -113,3 +113,13 @@ fn inventory(bencher: divan::Bencher) {
         .with_inputs(open)
         .bench_local_values(|image| image.inventory(0).map(|i| i.procedures.len()).unwrap_or(0));
 }
+
+/// The whole procedure listing of esbuild linux-x64: code index, pointers
+/// in data (string table and data scan), recursive descent, inventory —
+/// the speed goal's "end to end".
+#[divan::bench(sample_count = 10)]
+fn listing_x86_64(bencher: divan::Bencher) {
+    bencher
+        .with_inputs(|| open_named("esbuild-linux-x64"))
+        .bench_local_values(|image| image.inventory(0).map(|i| i.procedures.len()).unwrap_or(0));
+}

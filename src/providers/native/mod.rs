@@ -278,7 +278,16 @@ impl NativeImage {
         progress: Progress<'_>,
     ) -> Result<Arc<Inventory>, ProviderError> {
         self.cached(&self.inventories, document, || {
-            let code = self.code_index(document, progress)?;
+            // The pointers in data (a string table and a scan of the data
+            // sections) need no code index: read them on a second core
+            // while the code is swept. Their result, error included, is
+            // cached for recovery to pick up.
+            let code = std::thread::scope(|scope| {
+                let pointers = scope.spawn(|| self.data_pointers(document).is_ok());
+                let code = self.code_index(document, progress);
+                let _read = pointers.join();
+                code
+            })?;
             let file = self.parse(document)?;
             let discovered = discovery::table_starts(&file);
             let tables = discovered.starts.into_iter().map(|start| {
@@ -469,8 +478,19 @@ impl NativeImage {
                     .binary_search_by_key(&address, |s| s.address)
                     .is_ok()
             };
+            // Most data words are no address at all: one compare with the
+            // span of every target turns them away before any search.
+            let starts = strings.strings.iter().map(|s| s.address);
+            let regions = code.regions().iter();
+            let low = starts
+                .clone()
+                .chain(regions.clone().map(|r| r.address))
+                .min()
+                .unwrap_or(u64::MAX);
+            let high = starts.chain(regions.map(|r| r.end)).max().unwrap_or(0);
             Ok(Arc::new(pointers::DataPointers::read(&file, |address| {
-                is_string_start(address) || code.contains(address)
+                (low..=high).contains(&address)
+                    && (code.contains(address) || is_string_start(address))
             })))
         })
     }

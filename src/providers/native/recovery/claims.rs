@@ -62,9 +62,7 @@ impl Claims {
         };
         let (region_start, region_end, bits) = &mut self.regions[region];
         let last = (end.min(*region_end).max(start) - *region_start) as usize;
-        for bit in first..last {
-            bits[bit / 64] |= 1 << (bit % 64);
-        }
+        set_bits(bits, first, last);
     }
 
     /// The first unclaimed address at or after `address` within its
@@ -84,5 +82,43 @@ impl Claims {
             bit += 64 - within;
         }
         Some(start + bit.min(len) as u64)
+    }
+}
+
+/// Sets bits `[first, last)` of `bits`, a word at a time.
+fn set_bits(bits: &mut [u64], first: usize, last: usize) {
+    let mut bit = first;
+    while bit < last {
+        let within = bit % 64;
+        let count = (64 - within).min(last - bit);
+        let mask = if count == 64 {
+            u64::MAX
+        } else {
+            ((1u64 << count) - 1) << within
+        };
+        if let Some(word) = bits.get_mut(bit / 64) {
+            *word |= mask;
+        }
+        bit += count;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::set_bits;
+
+    #[test]
+    fn word_wise_setting_is_bit_wise_setting() {
+        for first in 0..200 {
+            for last in first..200 {
+                let mut fast = vec![0u64; 4];
+                set_bits(&mut fast, first, last);
+                let mut slow = vec![0u64; 4];
+                for bit in first..last {
+                    slow[bit / 64] |= 1 << (bit % 64);
+                }
+                assert_eq!(fast, slow, "[{first}, {last})");
+            }
+        }
     }
 }
