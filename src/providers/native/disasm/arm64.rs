@@ -52,6 +52,8 @@ pub(super) struct Cursor<'a> {
     /// undecodable.
     last: Option<u64>,
     pages: Pages,
+    /// The last word was an SVE instruction (see [`is_sve`]).
+    sve: bool,
 }
 
 impl<'a> Cursor<'a> {
@@ -64,6 +66,7 @@ impl<'a> Cursor<'a> {
             instruction: Instruction::default(),
             last: None,
             pages: Pages::default(),
+            sve: false,
         }
     }
 
@@ -80,13 +83,20 @@ impl<'a> Cursor<'a> {
         if !(word.len() == WORD && self.decode(word)) {
             self.last = None;
             self.pages.forget(u32::MAX);
+            // yaxpeax reads no SVE; none of it branches, so the code goes on.
+            self.sve = is_sve(word);
             return Some(Decoded {
                 address: pc,
                 len: word.len() as u8,
-                flow: Flow::Stop,
+                flow: if self.sve {
+                    Flow::Sequential
+                } else {
+                    Flow::Stop
+                },
                 data: None,
             });
         }
+        self.sve = false;
         self.last = Some(pc);
         let flow = flow(&self.instruction, pc);
         let data = data_reference(&self.instruction, pc, &self.pages);
@@ -119,6 +129,11 @@ impl<'a> Cursor<'a> {
     pub(super) fn inherited(&self) -> Inherited {
         match self.last {
             Some(_) => inherited(&self.instruction),
+            // An SVE instruction may write a general register (`cntb x7`).
+            None if self.sve => Inherited {
+                clobbers: (1 << 31) - 1,
+                ..Inherited::default()
+            },
             None => Inherited::default(),
         }
     }
@@ -135,6 +150,9 @@ impl<'a> Cursor<'a> {
             .map(u32::from_le_bytes);
         if matches!(word, Some(0 | NOP)) {
             return Shape::Padding;
+        }
+        if self.sve {
+            return Shape::Other;
         }
         match self.last {
             Some(pc) => shape(&self.instruction, pc),
@@ -552,6 +570,12 @@ const PRESERVED: u32 = 0x7ff << 19;
 /// for stores, compare-and-branch and register branches (sources only);
 /// pair loads write their second operand too. A store whose base is `sp`
 /// saves its registers.
+/// Whether a word lies in the A64 encoding space of the Scalable Vector
+/// Extension (top-level `op0`, bits 28:25, `0010`), which has no branch.
+fn is_sve(word: &[u8]) -> bool {
+    <[u8; WORD]>::try_from(word).is_ok_and(|word| (u32::from_le_bytes(word) >> 25) & 0xf == 0b0010)
+}
+
 fn inherited(instruction: &Instruction) -> Inherited {
     use Opcode::*;
     let opcode = instruction.opcode;

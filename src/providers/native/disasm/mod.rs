@@ -207,7 +207,9 @@ impl<'a> Walker<'a> {
 /// text.
 ///
 /// Undecodable bytes become an instruction with mnemonic `(bad)` (like
-/// objdump), empty operands and flow `Stop`. `max_instructions` is capped
+/// objdump), empty operands and flow `Stop`; an AArch64 SVE word, which
+/// the decoder cannot name but which never branches, is `(bad)` with flow
+/// `Sequential`. `max_instructions` is capped
 /// at `bytes.len()`: every instruction covers at least one byte, so the
 /// listing never holds more entries than that, whatever the maximum.
 pub fn disassemble(
