@@ -860,7 +860,7 @@ impl<'a> Descent<'a> {
     pub(super) fn finish(mut self) -> Recovery {
         let walked = std::mem::take(&mut self.walked);
         for (index, procedure) in walked.iter().enumerate() {
-            self.fragments(index, procedure);
+            self.fragments(index, procedure, &walked);
         }
         let mut found = self.found;
         found.sort_unstable_by_key(|found| found.address);
@@ -880,19 +880,25 @@ impl<'a> Descent<'a> {
     ///
     /// After the entry, a gap of at most [`HOLE`] bytes that holds no other
     /// procedure's code still joins two pieces: it is this procedure's
-    /// code no branch reaches (a landing pad).
-    fn fragments(&mut self, index: usize, procedure: &Walked) {
+    /// code no branch reaches (a landing pad). Before the entry, where
+    /// pieces laid out apart are packed (gcc's `.cold`, one per function),
+    /// such a gap joins them too unless another procedure starts in it.
+    fn fragments(&mut self, index: usize, procedure: &Walked, walked: &[Walked]) {
         let mut runs = procedure.runs.clone();
         runs.sort_unstable();
         let mut pieces: Vec<(u64, u64)> = Vec::new();
         for (start, end) in runs {
+            let before_entry = start < procedure.start;
             match pieces.last_mut() {
                 Some(last)
                     if last.1 >= start
                         || self.only_padding(last.1, start)
                         || (last.0 >= procedure.start
                             && start - last.1 <= HOLE
-                            && self.only_own_runs_between(index, last.1, start)) =>
+                            && self.only_own_runs_between(index, last.1, start))
+                        || (before_entry
+                            && start - last.1 <= HOLE
+                            && self.no_start_between(index, walked, last.1, start)) =>
                 {
                     last.1 = last.1.max(end);
                 }
@@ -931,6 +937,17 @@ impl<'a> Descent<'a> {
                 part_of: fragment.then_some(procedure.start),
             });
         }
+    }
+
+    /// Whether no run in `[start, end)` belongs to another procedure that
+    /// is reported as a start.
+    fn no_start_between(&self, owner: usize, walked: &[Walked], start: u64, end: u64) -> bool {
+        self.runs.range(start..end).all(|(_, &(_, other))| {
+            other == owner
+                || walked
+                    .get(other)
+                    .is_none_or(|other| !self.starts.contains(&other.start))
+        })
     }
 
     /// Whether every run in `[start, end)` is `owner`'s.
