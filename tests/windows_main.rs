@@ -33,27 +33,14 @@ int wmain(int argc, wchar_t **argv) {
 "#;
 
 /// The address `llvm-nm` gives the defined text symbol `name`.
-fn nm_address(file: &Path, name: &str) -> u64 {
-    let out = Command::new("llvm-nm")
-        .arg("--defined-only")
-        .arg(file)
-        .output()
-        .expect("run llvm-nm");
-    assert!(out.status.success());
-    let text = String::from_utf8_lossy(&out.stdout);
-    let found: Vec<u64> = text
-        .lines()
-        .filter_map(|line| {
-            let mut fields = line.split_whitespace();
-            let address = fields.next()?;
-            let kind = fields.next()?;
-            (fields.next()? == name && kind.eq_ignore_ascii_case("t"))
-                .then(|| u64::from_str_radix(address, 16).ok())
-                .flatten()
-        })
+fn nm_address(file: &Path, name: &str) -> Option<u64> {
+    let found: Vec<u64> = common::llvm_nm(&["--defined-only"], file)?
+        .into_iter()
+        .filter(|(_, kind, symbol)| symbol == name && kind.eq_ignore_ascii_case(&'t'))
+        .map(|(address, _, _)| address)
         .collect();
     assert_eq!(found.len(), 1, "llvm-nm lists {name} once: {found:x?}");
-    found[0]
+    Some(found[0])
 }
 
 fn check(source: &str, flags: &[&str], name: &str) {
@@ -67,7 +54,9 @@ fn check(source: &str, flags: &[&str], name: &str) {
     ) else {
         return;
     };
-    let truth = nm_address(&built, name);
+    let Some(truth) = nm_address(&built, name) else {
+        return;
+    };
     let stripped = dir.path().join("stripped.exe");
     let status = Command::new(STRIP)
         .arg("-o")

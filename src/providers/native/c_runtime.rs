@@ -223,7 +223,7 @@ impl NativeImage {
                 code,
                 index,
                 arch,
-                imports: thunks.imports(),
+                thunks,
             };
             return Ok(windows_main(&startup));
         }
@@ -232,13 +232,7 @@ impl NativeImage {
         };
         let pointers = self.data_pointers(document)?;
         let words = Words::new(file);
-        let import_at = |address: u64| {
-            thunks
-                .imports()
-                .iter()
-                .find(|import| import.stubs.contains(&address) || import.slots.contains(&address))
-                .map(|import| import.name.as_str())
-        };
+        let import_at = |address: u64| thunks.import_at(address).map(|import| import.name.as_str());
         let pointer_at = |slot: u64| pointers.value_at(slot).or_else(|| words.at(slot));
         let runtime = Runtime {
             code,

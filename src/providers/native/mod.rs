@@ -480,14 +480,16 @@ impl NativeImage {
             };
             // Most data words are no address at all: one compare with the
             // span of every target turns them away before any search.
-            let starts = strings.strings.iter().map(|s| s.address);
-            let regions = code.regions().iter();
-            let low = starts
-                .clone()
-                .chain(regions.clone().map(|r| r.address))
-                .min()
-                .unwrap_or(u64::MAX);
-            let high = starts.chain(regions.map(|r| r.end)).max().unwrap_or(0);
+            // Both lists are sorted by address.
+            let (first_string, last_string) = (strings.strings.first(), strings.strings.last());
+            let (first_region, last_region) = (code.regions().first(), code.regions().last());
+            let low = [
+                first_string.map(|s| s.address),
+                first_region.map(|r| r.address),
+            ];
+            let high = [last_string.map(|s| s.address), last_region.map(|r| r.end)];
+            let low = low.into_iter().flatten().min().unwrap_or(u64::MAX);
+            let high = high.into_iter().flatten().max().unwrap_or(0);
             Ok(Arc::new(pointers::DataPointers::read(&file, |address| {
                 (low..=high).contains(&address)
                     && (code.contains(address) || is_string_start(address))

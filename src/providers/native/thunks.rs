@@ -112,6 +112,13 @@ impl Thunks {
         &self.imports
     }
 
+    /// The import one of whose stubs or slots is `address`.
+    pub fn import_at(&self, address: u64) -> Option<&Import> {
+        self.imports
+            .iter()
+            .find(|import| import.stubs.contains(&address) || import.slots.contains(&address))
+    }
+
     pub fn len(&self) -> usize {
         self.target_of.len()
     }

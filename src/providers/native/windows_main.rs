@@ -26,6 +26,7 @@ use super::code_map::CodeMap;
 use super::disasm::shape::Shape;
 use super::disasm::{self, Convention, Decoded, Walker};
 use super::imports::Import;
+use super::thunks::Thunks;
 use crate::providers::code::{Arch, Flow, RefKind};
 
 /// Instructions followed from the fetch of `argc` to the call of `main`
@@ -44,16 +45,17 @@ pub(super) struct Startup<'a> {
     pub code: &'a CodeMap<'a>,
     pub index: &'a CodeIndex,
     pub arch: Arch,
-    pub imports: &'a [Import],
+    pub thunks: &'a Thunks,
 }
 
 /// `main`'s address and name (`main` or `wmain`), when exactly one local
 /// function is called the way the C runtime calls it.
 pub(super) fn windows_main(startup: &Startup<'_>) -> Option<(u64, &'static str)> {
     let convention = disasm::windows_convention(startup.arch)?;
-    let imported = |name: &str| startup.imports.iter().any(|import| import.name == name);
+    let imports = startup.thunks.imports();
+    let imported = |name: &str| imports.iter().any(|import| import.name == name);
     let mut found: Vec<(u64, bool)> = Vec::new();
-    for import in startup.imports {
+    for import in imports {
         match import.name.as_str() {
             ARGC_POINTER => {
                 let wide = imported("__p___wargv") && !imported("__p___argv");
@@ -202,12 +204,10 @@ fn follow(
 
 /// The import a call instruction reaches, through a stub or its slot.
 fn import_called<'a>(startup: &Startup<'a>, decoded: &Decoded) -> Option<&'a Import> {
-    let (addresses, slot_only) = match decoded.flow {
-        Flow::Call { target } => (target, false),
-        Flow::IndirectCall => (decoded.data?.target, true),
+    let address = match decoded.flow {
+        Flow::Call { target } => target,
+        Flow::IndirectCall => decoded.data?.target,
         _ => return None,
     };
-    startup.imports.iter().find(|import| {
-        import.slots.contains(&addresses) || (!slot_only && import.stubs.contains(&addresses))
-    })
+    startup.thunks.import_at(address)
 }

@@ -566,16 +566,16 @@ fn bit(register: u16) -> u32 {
 /// Callee-saved: `x19`–`x28` and the frame pointer `x29`.
 const PRESERVED: u32 = 0x7ff << 19;
 
-/// See [`Cursor::inherited`]. The first operand is the destination except
-/// for stores, compare-and-branch and register branches (sources only);
-/// pair loads write their second operand too. A store whose base is `sp`
-/// saves its registers.
 /// Whether a word lies in the A64 encoding space of the Scalable Vector
 /// Extension (top-level `op0`, bits 28:25, `0010`), which has no branch.
 fn is_sve(word: &[u8]) -> bool {
     <[u8; WORD]>::try_from(word).is_ok_and(|word| (u32::from_le_bytes(word) >> 25) & 0xf == 0b0010)
 }
 
+/// See [`Cursor::inherited`]. The first operand is the destination except
+/// for stores, compare-and-branch and register branches (sources only);
+/// pair loads write their second operand too. A store whose base is `sp`
+/// saves its registers.
 fn inherited(instruction: &Instruction) -> Inherited {
     use Opcode::*;
     let opcode = instruction.opcode;
@@ -612,16 +612,13 @@ fn inherited(instruction: &Instruction) -> Inherited {
     let mut reads = 0u32;
     let mut writes = 0u32;
     let mut saves = 0u32;
-    let mut clobbers = 0u32;
     let bit = |n: u16| if n < 31 { (1u32 << n) & PRESERVED } else { 0 };
-    let any = |n: u16| if n < 31 { 1u32 << n } else { 0 };
     for (position, operand) in instruction.operands.iter().enumerate() {
         match *operand {
             Operand::Register(_, n) | Operand::RegisterOrSP(_, n) => {
                 let written = !sources_only && (position == 0 || (position == 1 && pair_load));
                 if written {
                     writes |= bit(n);
-                    clobbers |= any(n);
                 } else if store && base_is_sp {
                     saves |= bit(n);
                 } else {
@@ -630,33 +627,23 @@ fn inherited(instruction: &Instruction) -> Inherited {
             }
             Operand::RegShift(_, _, _, n) => reads |= bit(n),
             Operand::RegRegOffset(base, index, _, _, _) => reads |= bit(base) | bit(index),
-            Operand::RegPreIndex(base, _, written_back) => {
-                reads |= bit(base);
-                if written_back {
-                    clobbers |= any(base);
-                }
-            }
-            Operand::RegPostIndex(base, _) => {
-                reads |= bit(base);
-                clobbers |= any(base);
-            }
-            Operand::RegPostIndexReg(base, index) => {
-                reads |= bit(base) | bit(index);
-                clobbers |= any(base);
-            }
+            Operand::RegPreIndex(base, _, _) | Operand::RegPostIndex(base, _) => reads |= bit(base),
+            Operand::RegPostIndexReg(base, index) => reads |= bit(base) | bit(index),
             _ => {}
         }
     }
-    // A call writes the link register.
-    if matches!(opcode, BL | BLR) {
-        clobbers |= any(30);
-    }
+    // A call writes the link register too.
+    let link = if matches!(opcode, BL | BLR) {
+        1 << 30
+    } else {
+        0
+    };
     Inherited {
         reads,
         writes,
         saves,
         moves_stack: false,
-        clobbers,
+        clobbers: written_registers(instruction) | link,
     }
 }
 

@@ -939,10 +939,15 @@ impl<'a> Descent<'a> {
         }
     }
 
+    /// The procedures owning the runs that start in `[start, end)`.
+    fn run_owners(&self, start: u64, end: u64) -> impl Iterator<Item = usize> + '_ {
+        self.runs.range(start..end).map(|(_, &(_, owner))| owner)
+    }
+
     /// Whether no run in `[start, end)` belongs to another procedure that
     /// is reported as a start.
     fn no_start_between(&self, owner: usize, walked: &[Walked], start: u64, end: u64) -> bool {
-        self.runs.range(start..end).all(|(_, &(_, other))| {
+        self.run_owners(start, end).all(|other| {
             other == owner
                 || walked
                     .get(other)
@@ -952,9 +957,7 @@ impl<'a> Descent<'a> {
 
     /// Whether every run in `[start, end)` is `owner`'s.
     fn only_own_runs_between(&self, owner: usize, start: u64, end: u64) -> bool {
-        self.runs
-            .range(start..end)
-            .all(|(_, &(_, walked))| walked == owner)
+        self.run_owners(start, end).all(|other| other == owner)
     }
 
     /// Whether `[start, end)` holds nothing but padding.
