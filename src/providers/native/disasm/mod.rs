@@ -118,20 +118,39 @@ pub struct Decoded {
 /// instruction yields one `Stop` of the remaining length. Never panics,
 /// never allocates per instruction.
 pub fn sweep(arch: Arch, bytes: &[u8], address: u64, mut sink: impl FnMut(Decoded)) {
+    sweep_while(arch, bytes, address, |decoded| {
+        sink(decoded);
+        true
+    });
+}
+
+/// [`sweep`] that stops as soon as `sink` returns `false` (after that
+/// instruction); returns whether the sweep reached the end of `bytes`.
+pub fn sweep_while(
+    arch: Arch,
+    bytes: &[u8],
+    address: u64,
+    mut sink: impl FnMut(Decoded) -> bool,
+) -> bool {
     match arch {
         Arch::X86 | Arch::X86_64 => {
             let mut cursor = x86::Cursor::new(arch, bytes, address);
             while let Some(decoded) = cursor.next_decoded() {
-                sink(decoded);
+                if !sink(decoded) {
+                    return false;
+                }
             }
         }
         Arch::Aarch64 => {
             let mut cursor = arm64::Cursor::new(bytes, address);
             while let Some(decoded) = cursor.next_decoded() {
-                sink(decoded);
+                if !sink(decoded) {
+                    return false;
+                }
             }
         }
     }
+    true
 }
 
 /// Decodes single instructions at chosen addresses of one byte range,

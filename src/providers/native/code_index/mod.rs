@@ -4,20 +4,21 @@
 //! that name procedures no table declared.
 //!
 //! It is built by one linear sweep over the [`CodeMap`] (the fast, text-free
-//! decoder path), once per document, on first need. Linear sweep can
+//! decoder path; large x86 regions on two cores, see [`split`]), once per
+//! document, on first need. Linear sweep can
 //! misread data embedded in code as instructions; the index says so in its
 //! limitations rather than pretending to be exact.
+
+mod split;
 
 use super::code_map::CodeMap;
 use super::disasm::{self, Decoded};
 use crate::providers::code::{Arch, Flow, RefKind, UnresolvedKind, Xref};
+use split::Meter;
 
 /// Most references one index keeps. Beyond it the index is `truncated`;
 /// the cap bounds memory at a few hundred MB for the largest binaries.
 pub const MAX_XREFS: usize = 16_000_000;
-
-/// How often (in bytes of code swept) progress is reported.
-const PROGRESS_STEP: u64 = 1 << 20;
 
 /// Progress callback: `(bytes done, bytes total)`.
 pub type Progress<'a> = &'a (dyn Fn(u64, u64) + Sync);
@@ -61,70 +62,20 @@ impl CodeIndex {
             );
             return index;
         };
-        let total = code.byte_len();
-        let mut done = 0u64;
-        let mut next_report = PROGRESS_STEP;
-        progress(0, total);
+        let meter = Meter::new(progress, code.byte_len());
+        let mut facts = Facts::default();
         for region in code.regions() {
-            disasm::sweep(arch, region.bytes, region.address, |decoded| {
-                index.record(decoded, arch, code);
-                let swept = done + decoded.address.wrapping_sub(region.address);
-                if swept >= next_report {
-                    next_report = swept + PROGRESS_STEP;
-                    progress(swept, total);
-                }
-            });
-            done += region.bytes.len() as u64;
+            split::sweep_region(arch, region, code, &meter, &mut facts);
         }
-        progress(total, total);
-        index.bytes = total;
+        meter.finish();
+        index.bytes = code.byte_len();
+        index.by_from = facts.by_from;
+        index.indirect = facts.indirect;
+        index.call_targets = facts.calls.into_iter().map(|(_, target)| target).collect();
+        index.instructions = facts.instructions;
+        index.truncated = facts.truncated;
         index.finish();
         index
-    }
-
-    fn record(&mut self, decoded: Decoded, arch: Arch, code: &CodeMap<'_>) {
-        self.instructions += 1;
-        let from = decoded.address;
-        match decoded.flow {
-            Flow::Call { target } => {
-                self.push(Xref {
-                    from,
-                    to: target,
-                    kind: RefKind::Call,
-                });
-                if code.contains(target) && is_aligned(arch, target) {
-                    self.call_targets.push(target);
-                }
-            }
-            Flow::Jump { target } => self.push(Xref {
-                from,
-                to: target,
-                kind: RefKind::Jump,
-            }),
-            Flow::ConditionalJump { target } => self.push(Xref {
-                from,
-                to: target,
-                kind: RefKind::ConditionalJump,
-            }),
-            Flow::IndirectCall => self.indirect.push((from, UnresolvedKind::IndirectCall)),
-            Flow::IndirectJump => self.indirect.push((from, UnresolvedKind::IndirectJump)),
-            Flow::Sequential | Flow::Return | Flow::Stop => {}
-        }
-        if let Some(data) = decoded.data {
-            self.push(Xref {
-                from,
-                to: data.target,
-                kind: data.kind,
-            });
-        }
-    }
-
-    fn push(&mut self, xref: Xref) {
-        if self.by_from.len() < MAX_XREFS {
-            self.by_from.push(xref);
-        } else {
-            self.truncated = true;
-        }
     }
 
     fn finish(&mut self) {
@@ -133,9 +84,10 @@ impl CodeIndex {
             self.by_from.sort_unstable();
         }
         self.by_from.dedup();
-        // Sorting contiguous (target, position) pairs avoids an indirect
-        // load per comparison; `by_from` is in source order, so ties on the
-        // target end up in source order too. `by_from` holds at most
+        // A stable radix sort of (target, position) pairs, built in
+        // position order, leaves ties on the target in source order; it
+        // takes a few passes over contiguous memory where a comparison
+        // sort took a fifth of the index's time. `by_from` holds at most
         // MAX_XREFS (< u32::MAX) entries.
         let mut keyed: Vec<(u64, u32)> = self
             .by_from
@@ -143,7 +95,7 @@ impl CodeIndex {
             .enumerate()
             .map(|(position, xref)| (xref.to, position as u32))
             .collect();
-        keyed.sort_unstable();
+        radsort::sort_by_key(&mut keyed, |&(target, _)| target);
         self.by_to = keyed.into_iter().map(|(_, position)| position).collect();
         self.indirect.sort_unstable();
         self.call_targets.sort_unstable();
@@ -197,6 +149,81 @@ impl CodeIndex {
 
     pub fn xref_count(&self) -> usize {
         self.by_from.len()
+    }
+}
+
+/// What a sweep of some code found, before sorting: the raw material of a
+/// [`CodeIndex`], kept apart so that parts of a region swept on different
+/// cores can be joined.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Facts {
+    by_from: Vec<Xref>,
+    indirect: Vec<(u64, UnresolvedKind)>,
+    /// `(call site, target)` of direct calls into code.
+    calls: Vec<(u64, u64)>,
+    instructions: u64,
+    truncated: bool,
+}
+
+impl Facts {
+    fn record(&mut self, decoded: Decoded, arch: Arch, code: &CodeMap<'_>) {
+        self.instructions += 1;
+        let from = decoded.address;
+        match decoded.flow {
+            Flow::Call { target } => {
+                self.push(Xref {
+                    from,
+                    to: target,
+                    kind: RefKind::Call,
+                });
+                if code.contains(target) && is_aligned(arch, target) {
+                    self.calls.push((from, target));
+                }
+            }
+            Flow::Jump { target } => self.push(Xref {
+                from,
+                to: target,
+                kind: RefKind::Jump,
+            }),
+            Flow::ConditionalJump { target } => self.push(Xref {
+                from,
+                to: target,
+                kind: RefKind::ConditionalJump,
+            }),
+            Flow::IndirectCall => self.indirect.push((from, UnresolvedKind::IndirectCall)),
+            Flow::IndirectJump => self.indirect.push((from, UnresolvedKind::IndirectJump)),
+            Flow::Sequential | Flow::Return | Flow::Stop => {}
+        }
+        if let Some(data) = decoded.data {
+            self.push(Xref {
+                from,
+                to: data.target,
+                kind: data.kind,
+            });
+        }
+    }
+
+    fn push(&mut self, xref: Xref) {
+        if self.by_from.len() < MAX_XREFS {
+            self.by_from.push(xref);
+        } else {
+            self.truncated = true;
+        }
+    }
+
+    /// Appends the facts of `later`, swept from a higher address, about
+    /// its instructions at `from` and above; `skipped` of its
+    /// instructions lay below `from`.
+    fn append(&mut self, later: Facts, from: u64, skipped: u64) {
+        for xref in later.by_from.into_iter().filter(|xref| xref.from >= from) {
+            self.push(xref);
+        }
+        self.truncated |= later.truncated;
+        self.indirect
+            .extend(later.indirect.into_iter().filter(|(at, _)| *at >= from));
+        self.calls
+            .extend(later.calls.into_iter().filter(|(at, _)| *at >= from));
+        self.instructions += later.instructions.saturating_sub(skipped);
     }
 }
 
