@@ -78,8 +78,14 @@ fn sweep_region_split(
     meter: &Meter<'_>,
     facts: &mut Facts,
 ) -> Sweep {
+    // A region whose addresses wrap past 2^64 (only a hostile file has
+    // one) stays whole: joining the halves compares addresses.
     let splittable = matches!(arch, Arch::X86 | Arch::X86_64)
-        && (split.min_len..=MAX_XREFS).contains(&region.bytes.len());
+        && (split.min_len..=MAX_XREFS).contains(&region.bytes.len())
+        && region
+            .address
+            .checked_add(region.bytes.len() as u64)
+            .is_some();
     let halves = splittable
         .then(|| sweep_halves(split.window, arch, region, code, meter, facts))
         .flatten();

@@ -11,7 +11,7 @@ use super::*;
 fn region(bytes: &[u8], address: u64) -> CodeRegion<'_> {
     CodeRegion {
         address,
-        end: address + bytes.len() as u64,
+        end: address.saturating_add(bytes.len() as u64),
         bytes,
         section: ".text",
     }
@@ -58,7 +58,7 @@ fn compiled_code_split_in_two_reads_as_one_sweep() {
 }
 
 #[test]
-fn small_and_arm64_regions_are_swept_whole() {
+fn small_arm64_and_wrapping_regions_are_swept_whole() {
     let bytes = [0x90u8; 64];
     let (_, _, how) = both(SPLIT, Arch::X86_64, &bytes, 0x1000);
     assert_eq!(how, Sweep::Whole);
@@ -68,6 +68,9 @@ fn small_and_arm64_regions_are_swept_whole() {
     };
     let (whole, halves, how) = both(split, Arch::Aarch64, &bytes, 0x1000);
     assert_eq!(how, Sweep::Whole);
+    assert_eq!(whole, halves);
+    let (whole, halves, how) = both(split, Arch::X86_64, &bytes, u64::MAX - 31);
+    assert_eq!(how, Sweep::Whole, "addresses that wrap");
     assert_eq!(whole, halves);
 }
 
