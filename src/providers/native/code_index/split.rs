@@ -86,11 +86,11 @@ fn sweep_region_split(
             .address
             .checked_add(region.bytes.len() as u64)
             .is_some();
+    let part = Part::new(arch, code, meter);
     let halves = splittable
-        .then(|| sweep_halves(split.window, arch, region, code, meter, facts))
+        .then(|| sweep_halves(part, split.window, region, facts))
         .flatten();
     halves.unwrap_or_else(|| {
-        let part = Part::new(arch, code, meter);
         part.sweep(region.bytes, region.address, facts, |_| true);
         Sweep::Whole
     })
@@ -99,17 +99,14 @@ fn sweep_region_split(
 /// The two-core sweep; `None` (and `facts` untouched) if no second
 /// thread could be started.
 fn sweep_halves(
+    part: Part<'_, '_>,
     window: u64,
-    arch: Arch,
     region: &CodeRegion<'_>,
-    code: &CodeMap<'_>,
-    meter: &Meter<'_>,
     facts: &mut Facts,
 ) -> Option<Sweep> {
     let (bytes, base) = (region.bytes, region.address);
     let middle = bytes.len() / 2;
     let middle_address = base.wrapping_add(middle as u64);
-    let part = Part::new(arch, code, meter);
     std::thread::scope(|scope| {
         let second = std::thread::Builder::new().spawn_scoped(scope, || {
             let mut later = Facts::default();
@@ -127,13 +124,9 @@ fn sweep_halves(
         };
         let beyond_middle = |decoded: &Decoded| decoded.address.wrapping_sub(base) >= middle as u64;
         let resume = part.sweep(bytes, base, facts, |decoded| !beyond_middle(decoded));
-        let Ok((later, starts)) = second.join() else {
-            // The second half panicked (it never should): sweep on alone.
-            if let Some(resume) = resume {
-                part.sweep_from(bytes, base, resume, facts, |_| true);
-            }
-            return Some(Sweep::Alone);
-        };
+        // Should the second half have panicked (it never should), it
+        // shares no start, and the first half sweeps on alone.
+        let (later, starts) = second.join().unwrap_or_default();
         let Some(resume) = resume else {
             return Some(Sweep::Alone);
         };

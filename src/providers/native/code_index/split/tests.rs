@@ -29,28 +29,28 @@ fn both(split: Split, arch: Arch, bytes: &[u8], address: u64) -> (Facts, Facts, 
     (whole, halves, how)
 }
 
-/// At most 4 MiB of this program's `.text`: a debug build's is larger
-/// than a region the index splits.
-fn own_code<'data>(text: &object::Section<'data, '_>) -> &'data [u8] {
-    let bytes = text.data().expect(".text bytes");
-    &bytes[..bytes.len().min(4 << 20)]
-}
-
-#[test]
-fn compiled_code_split_in_two_reads_as_one_sweep() {
+/// At most 4 MiB of this program's `.text` and its address: a debug
+/// build's is larger than a region the index splits.
+fn own_code() -> (Vec<u8>, u64) {
     let exe = std::fs::read(std::env::current_exe().expect("the test program's path"))
         .expect("read the test program");
     let file = object::File::parse(&*exe).expect("parse the test program");
     let text = file.section_by_name(".text").expect("a .text section");
-    let bytes = own_code(&text);
+    let bytes = text.data().expect(".text bytes");
+    (bytes[..bytes.len().min(4 << 20)].to_vec(), text.address())
+}
+
+#[test]
+fn compiled_code_split_in_two_reads_as_one_sweep() {
+    let (bytes, address) = own_code();
     assert!(bytes.len() > 1 << 16, "the test program's code is large");
     let split = Split {
         min_len: 1 << 16,
         window: SPLIT.window,
     };
-    let (whole, halves, how) = both(split, Arch::X86_64, bytes, text.address());
+    let (whole, halves, how) = both(split, Arch::X86_64, &bytes, address);
     assert!(
-        matches!(how, Sweep::Met(at) if at >= text.address() + bytes.len() as u64 / 2),
+        matches!(how, Sweep::Met(at) if at >= address + bytes.len() as u64 / 2),
         "the halves meet past the midpoint of compiled code: {how:?}"
     );
     assert!(whole.instructions > 10_000 && !whole.by_from.is_empty());
@@ -91,14 +91,10 @@ fn halves_that_never_meet_sweep_on_alone() {
 
 #[test]
 fn progress_only_goes_up_and_ends_at_the_total() {
-    let exe = std::fs::read(std::env::current_exe().expect("the test program's path"))
-        .expect("read the test program");
-    let file = object::File::parse(&*exe).expect("parse the test program");
-    let text = file.section_by_name(".text").expect("a .text section");
-    let bytes = own_code(&text);
+    let (bytes, address) = own_code();
     let seen = Mutex::new(Vec::new());
     let record = |done: u64, total: u64| seen.lock().expect("no panic").push((done, total));
-    let region = region(bytes, text.address());
+    let region = region(&bytes, address);
     let code = CodeMap::from_regions(vec![region]);
     let total = bytes.len() as u64;
     let meter = Meter::new(&record, total);
