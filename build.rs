@@ -40,7 +40,8 @@ fn main() {
     }
 
     let tools = read_tool_catalog(&manifest.join("src/tools/catalog.toml"));
-    write_formatted(&out.join("tools_gen.rs"), tool_code(&tools));
+    let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
+    write_formatted(&out.join("tools_gen.rs"), tool_code(&names));
 
     // Relative, so diagnostics read `prompts/<file>:line:col` (build scripts run in the manifest dir).
     let prompts_dir = PathBuf::from("prompts");
@@ -50,7 +51,8 @@ fn main() {
         }
     }
     let files = validate::read_dir(&prompts_dir).unwrap_or_else(|d| fail(&d));
-    let catalog = validate::validate(&files, &tools).unwrap_or_else(|d| fail(&d));
+    let catalog =
+        validate::validate(&files, &spec::ToolIndex::new(&tools)).unwrap_or_else(|d| fail(&d));
     let mut embedded: Vec<String> = vec![validate::ORDER_FILE.to_string()];
     for prompt in &catalog.prompts {
         embedded.push(format!("{}.toml", prompt.spec.name));
@@ -71,7 +73,7 @@ fn fail(diags: &[validate::Diagnostic]) -> ! {
     std::process::exit(1);
 }
 
-fn read_tool_catalog(path: &Path) -> Vec<String> {
+fn read_tool_catalog(path: &Path) -> Vec<spec::ToolSpec> {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| {
         eprintln!("{}: cannot read the tool catalog: {e}", path.display());
         std::process::exit(1)
@@ -107,7 +109,7 @@ fn read_tool_catalog(path: &Path) -> Vec<String> {
             std::process::exit(1);
         }
     }
-    catalog.tools.into_iter().map(|t| t.name).collect()
+    catalog.tools
 }
 
 fn write_formatted(path: &Path, tokens: TokenStream) {

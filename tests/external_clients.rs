@@ -774,47 +774,26 @@ fn python_sdk_analyzes_traces_and_compares_electron_applications() {
     let prompt = results[6]["messages"][0]["content"]["text"]
         .as_str()
         .unwrap();
-    assert!(prompt.contains("**Analysis view first.**"), "{prompt}");
+    assert!(
+        prompt.contains("This session already retains an application analysis: start here."),
+        "{prompt}"
+    );
 }
 
-/// GNU objdump's call and jump sites of `name@plt` outside the PLT itself:
-/// the oracle for "who calls this import".
-fn objdump_plt_sites(path: &Path, name: &str) -> Vec<String> {
-    let out = Command::new("objdump")
-        .args(["-d", "--no-show-raw-insn"])
-        .arg(path)
-        .output()
-        .expect("objdump runs");
-    assert!(out.status.success(), "objdump failed");
-    let label = format!("<{name}@plt>");
-    let mut in_plt = false;
-    let mut sites = Vec::new();
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
-        if let Some(section) = line.strip_prefix("Disassembly of section ") {
-            in_plt = section.starts_with(".plt");
-        } else if !in_plt
-            && line.ends_with(&label)
-            && let Some((address, _)) = line.trim_start().split_once(':')
-        {
-            sites.push(format!("{:#x}", u64::from_str_radix(address, 16).unwrap()));
-        }
-    }
-    sites.sort();
-    sites
-}
-
-/// An analyst's agent asks, on the stripped system `ls`, who calls the
-/// imported `opendir`: completion offers the import, `procedure_address`
-/// marks it imported from libc, and `procedure_callers` lists every call
-/// site objdump shows.
+/// An analyst's agent reads `investigate_feature` for the stripped system
+/// `ls`, which routes it to imports by name and their callers, and asks who
+/// calls the imported `opendir`: completion offers the import,
+/// `procedure_address` marks it imported from libc, and `procedure_callers`
+/// lists every call site objdump shows.
 #[test]
 fn python_sdk_asks_who_calls_an_imported_function_by_name() {
     let Some(python) = python() else { return };
     let ls = Path::new("/usr/bin/ls");
-    let expected = objdump_plt_sites(ls, "opendir");
+    let expected = common::objdump_plt_sites(ls, "opendir");
     assert!(!expected.is_empty(), "objdump shows no call to opendir@plt");
     let ctx = json!({"document": "ls"});
     let plan = json!([
+        {"op": "get_prompt", "name": "investigate_feature", "arguments": {"feature": "directory listing", "target_path": ls}},
         {"op": "call", "tool": "open_binary", "arguments": {"path": ls}},
         {"op": "complete", "prompt": "investigate_feature", "argument": "procedure", "value": "opendi", "context": ctx},
         {"op": "call", "tool": "procedure_address", "arguments": {"procedure": "opendir"}},
@@ -824,7 +803,12 @@ fn python_sdk_asks_who_calls_an_imported_function_by_name() {
     cmd.arg(script("python_client.py"))
         .args(["modern", REA, "mcp", "--read-root", "/usr/bin"]);
     let out = run(cmd, &plan);
-    let results = out["results"].as_array().unwrap();
+    let (prompt, results) = out["results"].as_array().unwrap().split_first().unwrap();
+    let prompt = prompt["messages"][0]["content"]["text"].as_str().unwrap();
+    assert!(
+        prompt.contains("An import is a procedure by name even in a stripped binary: `procedure_callers(procedure)`"),
+        "{prompt}"
+    );
     assert_eq!(results[0]["isError"], false, "{}", results[0]);
     assert!(
         completion(&results[1])["values"]

@@ -214,21 +214,6 @@ fn rea_analyze_obeys_read_roots_and_reports_failures() {
     assert!(out.stdout.is_empty());
 }
 
-/// The text `prompts/get` returns.
-async fn prompt_text(client: &common::Client, name: &str, args: Value) -> String {
-    use rmcp::model::GetPromptRequestParams;
-    let result = client
-        .get_prompt(GetPromptRequestParams::new(name).with_arguments(common::object(args)))
-        .await
-        .expect("prompts/get answers");
-    result.messages[0]
-        .content
-        .as_text()
-        .expect("a text message")
-        .text
-        .clone()
-}
-
 #[tokio::test]
 async fn investigate_feature_suggests_the_analysis_view_once_an_analysis_is_retained() {
     let Some(app) = fixture("electron-api-demos-2.0.1") else {
@@ -236,13 +221,13 @@ async fn investigate_feature_suggests_the_analysis_view_once_an_analysis_is_reta
     };
     let (client, _server, _) = connect(Era::Modern).await;
     let args = json!({"feature": "open file dialog", "target_path": app});
-    let before = prompt_text(&client, "investigate_feature", args.clone()).await;
+    let before = common::prompt_text(&client, "investigate_feature", args.clone()).await;
     assert!(
-        before.contains("`analyze_javascript_application` with `input_path`"),
+        before.contains("`analyze_javascript_application(input_path)`"),
         "{before}"
     );
-    assert!(before.contains("**Analysis view.**"), "{before}");
-    assert!(!before.contains("Analysis view first"), "{before}");
+    let retained = "This session already retains an application analysis: start here.";
+    assert!(!before.contains(retained), "{before}");
 
     let (analysis, failed) = call(
         &client,
@@ -251,13 +236,13 @@ async fn investigate_feature_suggests_the_analysis_view_once_an_analysis_is_reta
     )
     .await;
     assert!(!failed, "{analysis}");
-    let after = prompt_text(&client, "investigate_feature", args).await;
+    let after = common::prompt_text(&client, "investigate_feature", args).await;
     let at = |s: &str| {
         after
             .find(s)
             .unwrap_or_else(|| panic!("missing {s} in {after}"))
     };
-    assert!(at("**Analysis view first.**") < at("`trace_application_feature` with `seed`"));
+    assert!(at(retained) < at("`trace_application_feature(evidence_id, seed)`"));
     // Nothing from the session is printed: the prompt holds no Evidence ID.
     let id = analysis["evidence"]["evidence_id"].as_str().unwrap();
     assert!(!after.contains(id));
@@ -265,14 +250,15 @@ async fn investigate_feature_suggests_the_analysis_view_once_an_analysis_is_reta
     // Closing the session clears the ledger, and the suggestion goes with it.
     let (_, failed) = call(&client, "close_binary", json!({})).await;
     assert!(!failed);
-    let cleared = prompt_text(&client, "investigate_feature", json!({"feature": "x"})).await;
-    assert!(!cleared.contains("Analysis view first"), "{cleared}");
+    let cleared =
+        common::prompt_text(&client, "investigate_feature", json!({"feature": "x"})).await;
+    assert!(!cleared.contains(retained), "{cleared}");
 }
 
 #[tokio::test]
 async fn compare_application_versions_prompt_names_the_javascript_path() {
     let (client, _server, _) = connect(Era::Modern).await;
-    let text = prompt_text(
+    let text = common::prompt_text(
         &client,
         "compare_application_versions",
         json!({"left_target_path": "/apps/v1", "right_target_path": "/apps/v2"}),
@@ -283,7 +269,7 @@ async fn compare_application_versions_prompt_names_the_javascript_path() {
             .unwrap_or_else(|| panic!("missing {s} in {text}"))
     };
     assert!(
-        at("`analyze_javascript_application` with `input_path`")
-            < at("`compare_application_versions` with `left_evidence_id`")
+        at("`analyze_javascript_application(input_path)`")
+            < at("`compare_application_versions(left_evidence_id, right_evidence_id)`")
     );
 }

@@ -424,3 +424,27 @@ async fn the_session_answers_while_a_capture_runs() {
     assert!(!failed, "{captured}");
     assert_eq!(captured["result"]["exit"]["code"], json!(0), "{captured}");
 }
+
+/// prepare_bounded_process_capture plans for the policy the server has:
+/// off by default, the roots and account when the operator enabled it.
+#[tokio::test]
+async fn the_capture_prompt_follows_the_operators_policy() {
+    let dir = common::open_dir();
+    let args = json!({
+        "behavior_question": "does it write a file?",
+        "executable": "/bin/true",
+        "working_directory": dir.path(),
+    });
+    let off = "Process capture is off on this server";
+    let (client, _, _) = common::connect(common::Era::Legacy).await;
+    let text = common::prompt_text(&client, "prepare_bounded_process_capture", args.clone()).await;
+    assert!(text.contains(off), "{text}");
+    let hub = capture_hub(dir.path(), dir.path());
+    let (client, _, _) = common::connect_to(&hub, common::Era::Modern).await;
+    let text = common::prompt_text(&client, "prepare_bounded_process_capture", args).await;
+    assert!(!text.contains(off), "{text}");
+    assert!(
+        text.contains("`binary_session` reports the capture policy"),
+        "{text}"
+    );
+}

@@ -262,6 +262,7 @@ async fn a_feature_string_leads_to_code_callers_and_a_path_in_a_stripped_binary(
         json!(address(&functions, "middle"))
     );
     assert_eq!(located["offset"], json!(1));
+    assert_eq!(located["extent"], json!("stated_size"), "an FDE states it");
     let outside = call(
         &client,
         "resolve_containing_procedure",
@@ -281,6 +282,37 @@ async fn a_feature_string_leads_to_code_callers_and_a_path_in_a_stripped_binary(
             .iter()
             .all(|r| r["kind"] == "call")
     );
+}
+
+/// Without unwind tables or symbols nothing states where a procedure
+/// ends: the extent runs to the next known start, and says so.
+#[tokio::test]
+async fn an_extent_no_table_states_says_it_runs_to_the_next_start() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let flags = [
+        "-O1",
+        "-fno-inline",
+        "-fno-asynchronous-unwind-tables",
+        "-fno-unwind-tables",
+        "-s",
+    ];
+    let Some(bare) = compile_c_with(dir.path(), "bare", &flags, &[("f.c", SOURCE)]) else {
+        return;
+    };
+    let (client, _server, _) = connect(Era::Modern).await;
+    result(&call(&client, "open_binary", json!({"path": bare})).await);
+    let main = call(&client, "procedure_address", json!({"procedure": "main"})).await;
+    let main = result(&main)["address"].as_str().unwrap().to_owned();
+    let inside = u64::from_str_radix(main.trim_start_matches("0x"), 16).unwrap() + 1;
+    let located = call(
+        &client,
+        "resolve_containing_procedure",
+        json!({"address": format!("{inside:#x}")}),
+    )
+    .await;
+    let located = result(&located);
+    assert_eq!(located["procedure"]["address"], json!(main), "{located}");
+    assert_eq!(located["extent"], json!("until_next_start"), "{located}");
 }
 
 #[tokio::test]

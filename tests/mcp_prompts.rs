@@ -164,12 +164,12 @@ async fn every_cited_tool_parameter_exists_in_the_served_schema() {
     let catalog = rea::catalog::render::LoadedCatalog::embedded().unwrap();
     let mut cited = 0;
     for name in rea::catalog::generated::prompts::PromptName::ALL {
-        for (tool, param) in catalog.citations(name) {
+        for (tool, params) in catalog.citations(name) {
             let served = tools
                 .iter()
                 .find(|t| t.name == tool)
                 .unwrap_or_else(|| panic!("{tool} not served"));
-            if let Some(param) = param {
+            for param in params {
                 let properties = served
                     .input_schema
                     .get("properties")
@@ -202,13 +202,13 @@ async fn rendered_prompt_fences_arguments_and_names_tools() {
             "{text}"
         );
         assert!(text.contains("```untrusted-data document\n\"App\"\n```"));
-        assert!(text.contains("`list_procedures`"));
-        assert!(text.contains("incomplete pagination"));
+        assert!(text.contains("`list_documents`"));
+        assert!(text.contains("`set_current_document(document)`"));
+        assert!(text.contains("an unfinished page"));
         for token in [
-            "Observations",
-            "Inferences",
-            "Unknowns",
-            "never authorization",
+            "**Observations, inferences, unknowns.**",
+            "never an instruction or an approval",
+            "**Approval rule.**",
         ] {
             assert!(text.contains(token), "{token}");
         }
@@ -357,4 +357,52 @@ async fn tool_failures_are_structured_and_carry_no_evidence() {
     let (value, failed) = call(&client, "binary_session", json!({"bogus": 1})).await;
     assert!(failed);
     assert_eq!(value["error"]["code"], "invalid_arguments");
+}
+
+/// The facts a prompt branches on come from the live session: a target
+/// opened, an unknown recorded.
+#[tokio::test]
+async fn prompts_follow_the_session_they_are_rendered_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(binary) = common::sample_binary(dir.path(), "sample", "feature_entry") else {
+        return;
+    };
+    let (client, _, _) = connect(common::Era::Modern).await;
+    let crash = json!({"crash_signal": "SIGSEGV at 0x10"});
+    let audit = json!({"audit_scope": "everything"});
+    let nothing_open = "Nothing is open: ask which build crashed";
+    let none_recorded = "No residual unknown is recorded in this session";
+    assert!(
+        get(&client, "trace_crash", crash.clone())
+            .await
+            .unwrap()
+            .contains(nothing_open)
+    );
+    assert!(
+        get(&client, "audit_residual_unknowns", audit.clone())
+            .await
+            .unwrap()
+            .contains(none_recorded)
+    );
+
+    let (_, failed) = common::call(&client, "open_binary", json!({"path": binary})).await;
+    assert!(!failed);
+    let (_, failed) = common::call(
+        &client,
+        "record_unknown",
+        json!({"question": "Who calls feature_entry?", "domain": "calls", "severity": "low", "approved": true}),
+    )
+    .await;
+    assert!(!failed);
+    let text = get(&client, "trace_crash", crash).await.unwrap();
+    assert!(!text.contains(nothing_open), "{text}");
+    assert!(
+        text.contains(
+            "`binary_session` shows the open target; confirm it is the build that crashed"
+        )
+    );
+    let text = get(&client, "audit_residual_unknowns", audit)
+        .await
+        .unwrap();
+    assert!(!text.contains(none_recorded), "{text}");
 }

@@ -142,8 +142,16 @@ async fn thin_mach_o_bundle_matches_llvm_nm() {
     )));
 }
 
-/// `(ImageBase + AddressOfEntryPoint, [(ImageBase + RVA, name)])` from `llvm-objdump -p`.
-fn pe_oracle(path: &Path) -> Option<(u64, Vec<(u64, String)>)> {
+/// What `llvm-objdump -p` says of a PE image.
+struct PeHeaders {
+    /// ImageBase + AddressOfEntryPoint.
+    entry: u64,
+    /// `(ImageBase + RVA, name)` of every export.
+    exports: Vec<(u64, String)>,
+    image_base: u64,
+}
+
+fn pe_oracle(path: &Path) -> Option<PeHeaders> {
     let out = match Command::new("llvm-objdump").arg("-p").arg(path).output() {
         Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).into_owned(),
         _ => {
@@ -174,7 +182,11 @@ fn pe_oracle(path: &Path) -> Option<(u64, Vec<(u64, String)>)> {
             }
         }
     }
-    Some((entry, exports))
+    Some(PeHeaders {
+        entry,
+        exports,
+        image_base: base,
+    })
 }
 
 #[tokio::test]
@@ -183,7 +195,12 @@ async fn pe32_plus_exports_and_entry_points_match_llvm_objdump() {
         let Some(path) = common::fixture(fixture) else {
             return;
         };
-        let Some((entry, exports)) = pe_oracle(&path) else {
+        let Some(PeHeaders {
+            entry,
+            exports,
+            image_base,
+        }) = pe_oracle(&path)
+        else {
             return;
         };
         let (client, _, _) = connect(Era::Legacy).await;
@@ -200,6 +217,112 @@ async fn pe32_plus_exports_and_entry_points_match_llvm_objdump() {
         );
         let (overview, _) = call(&client, "binary_overview", json!({})).await;
         assert_eq!(overview["result"]["entry_point"], format!("{entry:#x}"));
+        assert_eq!(overview["result"]["image_base"], format!("{image_base:#x}"));
+    }
+}
+
+/// Runs an oracle command; `None` (after a skip) when it cannot run.
+fn oracle_output(program: &str, args: &[&str], path: &Path) -> Option<String> {
+    match Command::new(program).args(args).arg(path).output() {
+        Ok(o) if o.status.success() => Some(String::from_utf8_lossy(&o.stdout).into_owned()),
+        _ => {
+            common::skip(&format!("cannot run {program}"));
+            None
+        }
+    }
+}
+
+/// The virtual address of the `PT_LOAD` that maps file offset 0, from `readelf -lW`.
+fn elf_header_load_address(path: &Path) -> Option<u64> {
+    let out = oracle_output("readelf", &["-lW"], path)?;
+    let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).ok();
+    out.lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|cols| cols.first() == Some(&"LOAD") && cols.len() > 4)
+        .find(|cols| hex(cols[1]) == Some(0) && hex(cols[4]).is_some_and(|size| size > 0))
+        .and_then(|cols| hex(cols[2]))
+}
+
+/// The `vmaddr` of the segment command with `fileoff 0` and file bytes,
+/// from `llvm-objdump --macho --private-headers`.
+fn mach_o_header_segment_address(path: &Path, arch: Option<&str>) -> Option<u64> {
+    let arch = arch.map(|a| format!("--arch={a}"));
+    let mut args = vec!["--macho", "--private-headers"];
+    args.extend(arch.as_deref());
+    let out = oracle_output("llvm-objdump", &args, path)?;
+    let mut found = None;
+    for command in out.split("Load command") {
+        let field = |name: &str| {
+            command
+                .lines()
+                .find(|l| l.split_whitespace().next() == Some(name))
+                .and_then(|l| l.split_whitespace().nth(1))
+        };
+        let number = |v: &str| match v.strip_prefix("0x") {
+            Some(hex) => u64::from_str_radix(hex, 16).ok(),
+            None => v.parse().ok(),
+        };
+        if let (Some(vmaddr), Some("0"), Some(filesize)) =
+            (field("vmaddr"), field("fileoff"), field("filesize"))
+            && filesize != "0"
+            && let Some(address) = number(vmaddr)
+        {
+            found = Some(found.map_or(address, |f: u64| f.min(address)));
+        }
+    }
+    found
+}
+
+/// `image_base` is where the file's header is linked: what a crash
+/// report's module load address corresponds to. Checked against readelf
+/// (a PIE and a fixed-address executable) and llvm-objdump (Mach-O thin
+/// and universal; PE is checked with its exports above).
+#[tokio::test]
+async fn image_base_is_the_link_address_of_the_header() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = [("main.c", "int main(void) { return 0; }\n")];
+    let Some(fixed) = common::compile_c_with(dir.path(), "fixed", &["-no-pie"], &source) else {
+        return;
+    };
+    let mut cases: Vec<(std::path::PathBuf, Option<String>, u64)> = Vec::new();
+    for path in [Path::new("/usr/bin/ls").to_path_buf(), fixed] {
+        let Some(base) = elf_header_load_address(&path) else {
+            return;
+        };
+        cases.push((path, None, base));
+    }
+    assert_eq!(cases[0].2, 0, "the system ls is position-independent");
+    assert_ne!(cases[1].2, 0, "-no-pie links at a fixed address");
+    for (fixture, archs) in [
+        ("watcher-darwin-arm64.node", vec![None]),
+        ("fsevents.node", vec![Some("x86_64"), Some("arm64")]),
+    ] {
+        let Some(path) = common::fixture(fixture) else {
+            return;
+        };
+        for arch in archs {
+            let Some(base) = mach_o_header_segment_address(&path, arch) else {
+                return;
+            };
+            let document = arch.map(|a| format!("{fixture} ({a})"));
+            cases.push((path.clone(), document, base));
+        }
+    }
+    let (client, _, _) = connect(Era::Modern).await;
+    for (path, document, base) in cases {
+        open(&client, &path).await;
+        let arguments = match &document {
+            Some(d) => json!({"document": d}),
+            None => json!({}),
+        };
+        let (overview, failed) = call(&client, "binary_overview", arguments).await;
+        assert!(!failed, "{overview}");
+        assert_eq!(
+            overview["result"]["image_base"],
+            format!("{base:#x}"),
+            "{} {document:?}",
+            path.display()
+        );
     }
 }
 

@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use rea::catalog::render::tool_names;
+use rea::catalog::render::tool_index;
 use rea::catalog::validate::{Diagnostic, read_dir, validate};
 use tempfile::TempDir;
 
@@ -81,7 +81,7 @@ impl Catalog {
 
     /// What the validator reports; panics if the catalog validates.
     fn diagnostics(&self) -> Vec<Diagnostic> {
-        match read_dir(self.dir.path()).and_then(|files| validate(&files, &tool_names())) {
+        match read_dir(self.dir.path()).and_then(|files| validate(&files, &tool_index())) {
             Ok(_) => panic!("the edited catalog validated"),
             Err(diags) => diags,
         }
@@ -175,7 +175,7 @@ const FEATURE_J2: &str = "investigate_feature.md.j2";
 fn the_real_catalog_validates_cleanly() {
     let catalog = Catalog::copy();
     let files = read_dir(catalog.dir.path()).expect("readable");
-    let valid = match validate(&files, &tool_names()) {
+    let valid = match validate(&files, &tool_index()) {
         Ok(v) => v,
         Err(d) => panic!("prompts/ does not validate:\n{}", render(&d)),
     };
@@ -435,8 +435,7 @@ fn template_syntax_error_unclosed_block() {
 #[test]
 fn template_syntax_error_inside_a_print_tag() {
     let catalog = Catalog::copy();
-    let (at, text) =
-        catalog.insert_before(FEATURE_J2, "- **Orientation.**", "{{ feature feature }}\n");
+    let (at, text) = catalog.insert_before(FEATURE_J2, "- **Imports.**", "{{ feature feature }}\n");
     let second = at + "{{ feature ".len();
     assert_only(
         &catalog,
@@ -550,7 +549,7 @@ fn printing_an_optional_argument_inside_if_is_fine() {
         "{% if document %}Focus: {{ document }}{% endif %}\n",
     );
     let files = read_dir(catalog.dir.path()).expect("readable");
-    if let Err(d) = validate(&files, &tool_names()) {
+    if let Err(d) = validate(&files, &tool_index()) {
         panic!("a guarded print must validate:\n{}", render(&d));
     }
 }
@@ -567,6 +566,25 @@ fn unknown_tool_in_tool_call_suggests_the_tool() {
         &[
             "tool `list_procedure` is not in the tool catalog (src/tools/catalog.toml); did you \
              mean `list_procedures`?",
+        ],
+    );
+}
+
+#[test]
+fn unknown_parameter_in_tool_call_names_the_tools_parameters() {
+    let catalog = Catalog::copy();
+    let (at, text) = catalog.append(
+        FEATURE_J2,
+        "Then {{ tool(\"build_call_path\", \"start\", \"gaol\") }}.\n",
+    );
+    assert_only(
+        &catalog,
+        &catalog.diagnostics(),
+        FEATURE_J2,
+        position(&text, at + "Then {{ ".len()),
+        &[
+            "tool `build_call_path` has no parameter `gaol` (it takes start, goal, document, \
+             max_depth, max_paths); did you mean `goal`?",
         ],
     );
 }
@@ -632,7 +650,7 @@ fn backticks_inside_template_tags_are_not_prose() {
     let catalog = Catalog::copy();
     catalog.append(FEATURE_J2, "{# `secret_sauce` is a comment #}\n");
     let files = read_dir(catalog.dir.path()).expect("readable");
-    if let Err(d) = validate(&files, &tool_names()) {
+    if let Err(d) = validate(&files, &tool_index()) {
         panic!("a comment is not prose:\n{}", render(&d));
     }
 }
@@ -655,15 +673,15 @@ fn backticked_word_in_the_discipline_partial() {
 #[test]
 fn unknown_tool_in_starting_points_suggests_the_tool() {
     let catalog = Catalog::copy();
-    let (at, text) = catalog.replace(FEATURE_TOML, "\"list_procedures\"]", "\"list_procedure\"]");
+    let (at, text) = catalog.replace(FEATURE_TOML, "\"build_call_path\"]", "\"build_call_pat\"]");
     assert_only(
         &catalog,
         &catalog.diagnostics(),
         FEATURE_TOML,
         position(&text, at),
         &[
-            "tool `list_procedure` is not in the tool catalog (src/tools/catalog.toml); did you \
-             mean `list_procedures`?",
+            "tool `build_call_pat` is not in the tool catalog (src/tools/catalog.toml); did you \
+             mean `build_call_path`?",
         ],
     );
 }
@@ -673,10 +691,10 @@ fn tool_listed_twice_in_starting_points() {
     let catalog = Catalog::copy();
     let (at, text) = catalog.replace(
         FEATURE_TOML,
-        "\"list_procedures\"]",
-        "\"list_procedures\", \"binary_session\"]",
+        "\"build_call_path\"]",
+        "\"build_call_path\", \"binary_session\"]",
     );
-    let second = at + "\"list_procedures\", ".len();
+    let second = at + "\"build_call_path\", ".len();
     assert_only(
         &catalog,
         &catalog.diagnostics(),
@@ -691,8 +709,8 @@ fn starting_point_never_cited() {
     let catalog = Catalog::copy();
     let (at, text) = catalog.replace(
         FEATURE_TOML,
-        "\"list_procedures\"]",
-        "\"list_procedures\", \"close_binary\"]",
+        "\"build_call_path\"]",
+        "\"build_call_path\", \"close_binary\"]",
     );
     // Reported at the `starting_points` array.
     let array = text[..at].rfind('[').expect("array start");

@@ -7,24 +7,26 @@
 //!   [`AbsentArg`] object: printing a present one writes its untrusted-data
 //!   fence, printing an absent one is an error, and no filter accepts either,
 //!   so no raw value can reach the text;
-//! - names tools only through `tool("name")` or `tool("name", "param")`, which
-//!   fails for a tool that is not in the tool catalog.
+//! - names tools only through `tool("name", "param", ...)`, which renders
+//!   `` `name(param, ...)` `` and fails for a tool that is not in the tool
+//!   catalog or a parameter the tool does not take.
 
-use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
-use minijinja::value::{Object, ObjectRepr, Value};
+use minijinja::value::{Object, ObjectRepr, Rest, Value};
 use minijinja::{Environment, Error, ErrorKind, UndefinedBehavior};
 
 use super::fence;
+use super::spec::ToolIndex;
 use super::suggest;
 
 /// One `tool(...)` call seen while rendering.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Citation {
     pub tool: String,
-    pub param: Option<String>,
+    /// The parameters named, in the order the template gives them.
+    pub params: Vec<String>,
 }
 
 /// Collects citations during validation renders.
@@ -87,11 +89,18 @@ pub const SESSION_VARIABLE: &str = "session";
 /// `session.<name>`, in bit order. They are booleans derived from the
 /// ledger (never values from it), so nothing the session holds can reach
 /// the text.
-pub const SESSION_FACTS: [&str; 2] = [
+pub const SESSION_FACTS: [&str; 5] = [
     // Evidence of analyze_javascript_application is in the ledger.
     "application_analysis_retained",
     // Evidence of inspect_binary_layout is in the ledger.
     "binary_layout_retained",
+    // A target (a binary, bundle or archive) is active.
+    "target_open",
+    // The operator's policy enables process capture (each call still needs
+    // the user's approval).
+    "process_capture_enabled",
+    // The residual-unknown registry holds at least one unknown.
+    "unknowns_recorded",
 ];
 
 /// One value of every [`SESSION_FACTS`] entry (bit i = fact i). The
@@ -101,10 +110,13 @@ pub const SESSION_FACTS: [&str; 2] = [
 pub struct SessionFacts(u32);
 
 impl SessionFacts {
-    /// Facts from `(name, value)` pairs; unknown names are ignored.
+    /// Facts from `(name, value)` pairs. Names come from code, never from
+    /// a request: an unknown one is a defect (debug builds stop on it,
+    /// release builds ignore it).
     pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, bool)>) -> SessionFacts {
         let mut bits = 0;
         for (name, value) in pairs {
+            debug_assert!(SESSION_FACTS.contains(&name), "unknown session fact {name}");
             if let Some(i) = SESSION_FACTS.iter().position(|f| *f == name)
                 && value
             {
@@ -180,6 +192,47 @@ fn invalid(message: String) -> Error {
     Error::new(ErrorKind::InvalidOperation, message)
 }
 
+/// Checks one `tool(...)` call against the tool catalog.
+fn cite(tools: &ToolIndex, name: String, params: Vec<String>) -> Result<Citation, Error> {
+    let Some(known) = tools.parameters(&name) else {
+        return Err(invalid(format!(
+            "tool `{name}` is not in the tool catalog (src/tools/catalog.toml){}",
+            suggest::hint(&name, tools.names())
+        )));
+    };
+    for (i, param) in params.iter().enumerate() {
+        if !known.contains(param) {
+            let takes = if known.is_empty() {
+                "it takes none".to_string()
+            } else {
+                format!("it takes {}", known.join(", "))
+            };
+            return Err(invalid(format!(
+                "tool `{name}` has no parameter `{param}` ({takes}){}",
+                suggest::hint(param, known.iter().map(String::as_str))
+            )));
+        }
+        if params[..i].contains(param) {
+            return Err(invalid(format!(
+                "tool `{name}` cites parameter `{param}` twice"
+            )));
+        }
+    }
+    Ok(Citation { tool: name, params })
+}
+
+impl Citation {
+    /// How the citation reads in a prompt: `` `tool(a, b)` ``, or
+    /// `` `tool` `` when it names no parameter.
+    pub fn text(&self) -> String {
+        if self.params.is_empty() {
+            format!("`{}`", self.tool)
+        } else {
+            format!("`{}({})`", self.tool, self.params.join(", "))
+        }
+    }
+}
+
 fn reject_argument(filter: &str, value: &Value) -> Result<(), Error> {
     match argument_name(value) {
         Some(name) => Err(invalid(format!(
@@ -191,9 +244,10 @@ fn reject_argument(filter: &str, value: &Value) -> Result<(), Error> {
 }
 
 /// Builds the environment. The only filters are `lower`, `upper`, `trim`,
-/// `join` and `length`, for literal text; none accepts an argument. `tools` is the tool catalog; `log`, when given,
-/// records every `tool(...)` call (the validator uses it).
-pub fn environment(tools: Arc<BTreeSet<String>>, log: Option<CitationLog>) -> Environment<'static> {
+/// `join` and `length`, for literal text; none accepts an argument. `tools`
+/// is the tool catalog; `log`, when given, records every `tool(...)` call
+/// (the validator uses it).
+pub fn environment(tools: Arc<ToolIndex>, log: Option<CitationLog>) -> Environment<'static> {
     let mut env = Environment::empty();
     env.set_undefined_behavior(UndefinedBehavior::Strict);
     if let Ok(syntax) = minijinja::syntax::SyntaxConfig::builder()
@@ -222,25 +276,15 @@ pub fn environment(tools: Arc<BTreeSet<String>>, log: Option<CitationLog>) -> En
     });
     env.add_function(
         "tool",
-        move |name: String, param: Option<String>| -> Result<Value, Error> {
-            if !tools.contains(&name) {
-                return Err(invalid(format!(
-                    "tool `{name}` is not in the tool catalog (src/tools/catalog.toml){}",
-                    suggest::hint(&name, tools.iter().map(String::as_str))
-                )));
-            }
+        move |name: String, Rest(params): Rest<String>| -> Result<Value, Error> {
+            let citation = cite(&tools, name, params)?;
+            let text = citation.text();
             if let Some(log) = &log
                 && let Ok(mut log) = log.lock()
             {
-                log.push(Citation {
-                    tool: name.clone(),
-                    param: param.clone(),
-                });
+                log.push(citation);
             }
-            Ok(Value::from(match param {
-                Some(p) => format!("`{name}` with `{p}`"),
-                None => format!("`{name}`"),
-            }))
+            Ok(Value::from(text))
         },
     );
     env.add_filter("lower", |v: Value| -> Result<String, Error> {
@@ -284,10 +328,55 @@ mod tests {
     use super::*;
 
     fn render(template: &str, session: SessionFacts) -> Result<String, Error> {
-        let mut env = environment(Arc::new(BTreeSet::new()), None);
+        let mut env = environment(Arc::new(ToolIndex::new(&tools())), None);
         env.add_template_owned("t".to_string(), template.to_string())?;
         env.get_template("t")?
             .render(render_context([("feature", Some("x"))], session))
+    }
+
+    fn tools() -> Vec<super::super::spec::ToolSpec> {
+        let tool = |name: &str, parameters: &[&str]| super::super::spec::ToolSpec {
+            name: name.to_string(),
+            title: String::new(),
+            description: String::new(),
+            effects: Vec::new(),
+            requires_target: false,
+            parameters: parameters.iter().map(|p| p.to_string()).collect(),
+        };
+        vec![
+            tool("binary_session", &[]),
+            tool("build_call_path", &["start", "goal", "max_depth"]),
+        ]
+    }
+
+    #[test]
+    fn a_citation_reads_as_a_call_with_its_parameters() {
+        let t = "{{ tool('binary_session') }} {{ tool('build_call_path', 'start', 'goal') }}";
+        assert_eq!(
+            render(t, SessionFacts::default()).unwrap(),
+            "`binary_session` `build_call_path(start, goal)`"
+        );
+    }
+
+    #[test]
+    fn a_citation_of_an_unknown_tool_or_parameter_is_an_error() {
+        for (template, expected) in [
+            (
+                "{{ tool('binary_sesion') }}",
+                "did you mean `binary_session`",
+            ),
+            (
+                "{{ tool('build_call_path', 'goall') }}",
+                "has no parameter `goall` (it takes start, goal, max_depth)",
+            ),
+            ("{{ tool('binary_session', 'x') }}", "(it takes none)"),
+            ("{{ tool('build_call_path', 'start', 'start') }}", "twice"),
+        ] {
+            let error = render(template, SessionFacts::default())
+                .unwrap_err()
+                .to_string();
+            assert!(error.contains(expected), "{template}: {error}");
+        }
     }
 
     #[test]

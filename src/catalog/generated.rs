@@ -10,6 +10,15 @@ pub mod prompts {
 
 pub mod tools {
     include!(concat!(env!("OUT_DIR"), "/tools_gen.rs"));
+
+    /// [`CATALOG_TOML`] parsed, in catalog order. build.rs validated the
+    /// same text, so this is empty only for a broken build.
+    pub static CATALOG: std::sync::LazyLock<Vec<crate::catalog::spec::ToolSpec>> =
+        std::sync::LazyLock::new(|| {
+            toml::from_str::<crate::catalog::spec::ToolCatalogSpec>(CATALOG_TOML)
+                .map(|c| c.tools)
+                .unwrap_or_default()
+        });
 }
 
 #[cfg(test)]

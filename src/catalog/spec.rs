@@ -114,6 +114,41 @@ pub struct ToolSpec {
     pub effects: Vec<Effect>,
     /// Whether the tool fails with `target_required` when no target is open.
     pub requires_target: bool,
+    /// The top-level fields of the tool's input. A unit test holds them
+    /// equal to the input schema, so templates can be checked against them
+    /// without the schema (which only the compiled crate knows).
+    pub parameters: Vec<String>,
+}
+
+/// What a template may cite: every tool by name, with its parameters.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolIndex {
+    tools: std::collections::BTreeMap<String, Vec<String>>,
+}
+
+impl ToolIndex {
+    pub fn new(tools: &[ToolSpec]) -> ToolIndex {
+        ToolIndex {
+            tools: tools
+                .iter()
+                .map(|t| (t.name.clone(), t.parameters.clone()))
+                .collect(),
+        }
+    }
+
+    pub fn contains(&self, tool: &str) -> bool {
+        self.tools.contains_key(tool)
+    }
+
+    /// The parameters of `tool`; `None` for a tool not in the catalog.
+    pub fn parameters(&self, tool: &str) -> Option<&[String]> {
+        self.tools.get(tool).map(Vec::as_slice)
+    }
+
+    /// Tool names, sorted.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.tools.keys().map(String::as_str)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize)]

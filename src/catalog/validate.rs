@@ -13,7 +13,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::engine::{self, Citation};
-use super::spec::PromptSpec;
+use super::spec::{PromptSpec, ToolIndex};
 use super::suggest;
 
 /// The listing order file inside a prompts directory.
@@ -248,9 +248,10 @@ struct LocatedArgument {
     completion: Option<Spanned<String>>,
 }
 
-/// Validates a whole catalog against the tool names of the tool catalog.
-pub fn validate(files: &CatalogFiles, tools: &[String]) -> Result<ValidCatalog, Vec<Diagnostic>> {
-    let tool_set: Arc<BTreeSet<String>> = Arc::new(tools.iter().cloned().collect());
+/// Validates a whole catalog against the tools (names and parameters) of
+/// the tool catalog.
+pub fn validate(files: &CatalogFiles, tools: &ToolIndex) -> Result<ValidCatalog, Vec<Diagnostic>> {
+    let tool_set: Arc<ToolIndex> = Arc::new(tools.clone());
     let mut diags = Vec::new();
 
     let order = match parse_toml::<LocatedOrder>(&files.order) {
@@ -387,7 +388,7 @@ fn template_diag(file: &SourceFile, e: &minijinja::Error) -> Diagnostic {
 fn validate_prompt(
     file: &SourceFile,
     template: Option<&SourceFile>,
-    tools: &Arc<BTreeSet<String>>,
+    tools: &Arc<ToolIndex>,
     partials: &[(String, String)],
 ) -> Result<ValidPrompt, Vec<Diagnostic>> {
     let spec: PromptSpec = parse_toml(file).map_err(|d| vec![d])?;
@@ -423,7 +424,7 @@ fn validate_prompt(
                 format!(
                     "tool `{}` is not in the tool catalog (src/tools/catalog.toml){}",
                     tool.get_ref(),
-                    suggest::hint(tool.get_ref(), tools.iter().map(String::as_str))
+                    suggest::hint(tool.get_ref(), tools.names())
                 ),
             ));
         } else if !seen_tools.insert(tool.get_ref().clone()) {
@@ -654,11 +655,7 @@ fn find_in_tags(text: &str, word: &str) -> Option<usize> {
 /// Flags backticked snake_case words in template prose (outside `{{ }}`,
 /// `{% %}` and `{# #}`) that are neither declared arguments nor tool names
 /// cited through `tool(...)`.
-fn scan_backticks(
-    file: &SourceFile,
-    declared: &[&str],
-    tools: &BTreeSet<String>,
-) -> Vec<Diagnostic> {
+fn scan_backticks(file: &SourceFile, declared: &[&str], tools: &ToolIndex) -> Vec<Diagnostic> {
     let text = &file.text;
     let mut diags = Vec::new();
     // Blank out template tags byte for byte (keeping newlines) so offsets stay exact.
@@ -684,10 +681,7 @@ fn scan_backticks(
                     "tool `{word}` is written as plain text; cite it with {{{{ tool(\"{word}\") }}}}"
                 )
             } else {
-                let candidates = declared
-                    .iter()
-                    .copied()
-                    .chain(tools.iter().map(String::as_str));
+                let candidates = declared.iter().copied().chain(tools.names());
                 format!(
                     "`{word}` is neither a declared argument nor a tool citation{}",
                     suggest::hint(word, candidates)

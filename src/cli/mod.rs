@@ -173,6 +173,12 @@ enum PromptsCommand {
         /// An argument as NAME=VALUE (repeatable).
         #[arg(long = "arg", value_name = "NAME=VALUE")]
         args: Vec<String>,
+        /// Render as in a session where this fact holds (repeatable):
+        /// application_analysis_retained, binary_layout_retained,
+        /// target_open, process_capture_enabled, unknowns_recorded.
+        /// Without any, no target is open and nothing is retained.
+        #[arg(long = "fact", value_name = "FACT")]
+        facts: Vec<String>,
     },
     /// Validate a prompts directory with the build's validator.
     Lint {
@@ -234,7 +240,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Prompts { command } => match command {
             PromptsCommand::List => prompts::list(),
             PromptsCommand::Show { name } => prompts::show(&name),
-            PromptsCommand::Render { name, args } => prompts::render(&name, &args),
+            PromptsCommand::Render { name, args, facts } => prompts::render(&name, &args, &facts),
             PromptsCommand::Lint { dir, format } => prompts::lint(&dir, format),
         },
         Command::Doctor { target, read_roots } => doctor::run(target.as_deref(), &read_roots),

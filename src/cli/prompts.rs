@@ -3,8 +3,9 @@
 use std::path::Path;
 use std::process::ExitCode;
 
+use rea::catalog::engine::{SESSION_FACTS, SessionFacts};
 use rea::catalog::generated::prompts::PromptName;
-use rea::catalog::render::{LoadedCatalog, tool_names};
+use rea::catalog::render::{LoadedCatalog, tool_index};
 use rea::catalog::suggest;
 use rea::catalog::validate::{self, Diagnostic};
 
@@ -76,8 +77,18 @@ pub fn show(name: &str) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn render(name: &str, args: &[String]) -> Result<ExitCode, CliError> {
+pub fn render(name: &str, args: &[String], facts: &[String]) -> Result<ExitCode, CliError> {
     let name = prompt_name(name)?;
+    for fact in facts {
+        if !SESSION_FACTS.contains(&fact.as_str()) {
+            return Err(CliError::Usage(format!(
+                "--fact {fact:?} is not a session fact{}; the facts are {}",
+                suggest::hint(fact, SESSION_FACTS),
+                SESSION_FACTS.join(", ")
+            )));
+        }
+    }
+    let facts = SessionFacts::from_pairs(facts.iter().map(|f| (f.as_str(), true)));
     let mut map = serde_json::Map::new();
     for arg in args {
         let (key, value) = arg
@@ -97,7 +108,7 @@ pub fn render(name: &str, args: &[String]) -> Result<ExitCode, CliError> {
         .parse_arguments(&map)
         .map_err(|e| CliError::Usage(format!("invalid arguments for `{}`: {e}", name.as_str())))?;
     let text = catalog()?
-        .render(&parsed)
+        .render_in(&parsed, facts)
         .map_err(|e| CliError::failed("render_failed", format!("rendering failed: {e}")))?;
     print!("{text}");
     Ok(ExitCode::SUCCESS)
@@ -126,7 +137,7 @@ fn print_diagnostic(d: &Diagnostic, format: LintFormat) {
 
 pub fn lint(dir: &Path, format: LintFormat) -> Result<ExitCode, CliError> {
     let result =
-        validate::read_dir(dir).and_then(|files| validate::validate(&files, &tool_names()));
+        validate::read_dir(dir).and_then(|files| validate::validate(&files, &tool_index()));
     match result {
         Ok(catalog) => {
             eprintln!("{}: {} prompts valid", dir.display(), catalog.prompts.len());

@@ -217,6 +217,11 @@ pub struct Overview {
     pub bits: u8,
     /// Lowercase `0x` hex; `None` for objects without an entry point.
     pub entry_point: Option<String>,
+    /// The link-time address of the file's first byte (its header), which
+    /// is what a crash report's module load address corresponds to: link
+    /// address = runtime address - load address + image_base. Lowercase
+    /// `0x` hex; `None` when no segment maps the header (COFF objects).
+    pub image_base: Option<String>,
     pub segments: Vec<Segment>,
     pub segment_count: usize,
     pub section_count: usize,

@@ -387,7 +387,9 @@ fn progress_forwarder(
 }
 
 /// What the prompts may know about the session: which kinds of Evidence
-/// the ledger retains (booleans only; see `catalog::engine::SESSION_FACTS`).
+/// the ledger retains, whether a target is open, whether the operator
+/// enabled process capture and whether unknowns are recorded (booleans
+/// only; see `catalog::engine::SESSION_FACTS`).
 fn session_facts(session: &Mutex<Session>) -> SessionFacts {
     let session = session.lock().unwrap_or_else(|p| p.into_inner());
     let retained = |operation: &str| {
@@ -404,6 +406,18 @@ fn session_facts(session: &Mutex<Session>) -> SessionFacts {
         (
             "binary_layout_retained",
             retained(ToolName::InspectBinaryLayout.as_str()),
+        ),
+        (
+            "target_open",
+            session.target().is_some() || session.artifact().is_some(),
+        ),
+        (
+            "process_capture_enabled",
+            session.capture_policy().is_enabled(),
+        ),
+        (
+            "unknowns_recorded",
+            session.ledger().unknowns().heads().next().is_some(),
         ),
     ])
 }

@@ -132,11 +132,18 @@ pub(crate) fn resolve_containing_procedure(
             ));
         }
     };
+    // Without a stated size the extent runs to the next known start, so it
+    // may cover a procedure nobody found: say which kind of end this is.
+    let stated = scope
+        .index
+        .procedure_at(start)
+        .is_some_and(|p| p.size.is_some());
     let mut result = json!({
         "document": scope.name,
         "address": spelled,
         "procedure": procedure_ref(&scope.index, start),
         "procedure_end": format_address(end),
+        "extent": if stated { "stated_size" } else { "until_next_start" },
         "offset": address - start,
     });
     if let Some(segment) = &location.segment {

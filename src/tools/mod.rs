@@ -27,24 +27,16 @@ mod strings;
 mod trace;
 mod unknowns;
 
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 
 use rmcp::model::JsonObject;
 use serde_json::{Value, json};
 
-use crate::catalog::generated::tools::CATALOG_TOML;
-pub use crate::catalog::generated::tools::ToolName;
-use crate::catalog::spec::{Effect, ToolCatalogSpec, ToolSpec};
+pub use crate::catalog::generated::tools::{CATALOG, ToolName};
+use crate::catalog::spec::{Effect, ToolSpec};
 use crate::providers::native::Progress;
 use crate::session::{Evidence, EvidenceDraft, Session};
 pub use errors::ToolError;
-
-/// The parsed tool catalog, in catalog order (validated by build.rs).
-pub static CATALOG: LazyLock<Vec<ToolSpec>> = LazyLock::new(|| {
-    toml::from_str::<ToolCatalogSpec>(CATALOG_TOML)
-        .map(|c| c.tools)
-        .unwrap_or_default()
-});
 
 /// The catalog entry of a tool.
 pub fn spec(tool: ToolName) -> Option<&'static ToolSpec> {
@@ -411,3 +403,31 @@ pub fn call_open_binary(
 
 /// What a handler returns.
 pub(crate) type HandlerResult = Result<(Value, Option<Evidence>), ToolError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Templates are checked against the catalog's `parameters` (build.rs
+    /// cannot see the schemas), so those must be exactly the schema's fields.
+    #[test]
+    fn catalog_parameters_are_the_input_schema_fields() {
+        for tool in ToolName::ALL {
+            let schema = input_schema(tool);
+            let mut served: Vec<&str> = schema
+                .get("properties")
+                .and_then(Value::as_object)
+                .map(|p| p.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            let mut listed: Vec<&str> = spec(tool)
+                .expect("every tool has a catalog entry")
+                .parameters
+                .iter()
+                .map(String::as_str)
+                .collect();
+            served.sort_unstable();
+            listed.sort_unstable();
+            assert_eq!(listed, served, "{}: catalog parameters", tool.as_str());
+        }
+    }
+}

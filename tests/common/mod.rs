@@ -470,3 +470,43 @@ pub fn running_as_root() -> bool {
             == Some("0")
     })
 }
+
+/// GNU objdump's call and jump sites of `name@plt` outside the PLT itself:
+/// the oracle for "who calls this import".
+pub fn objdump_plt_sites(path: &Path, name: &str) -> Vec<String> {
+    let out = Command::new("objdump")
+        .args(["-d", "--no-show-raw-insn"])
+        .arg(path)
+        .output()
+        .expect("objdump runs");
+    assert!(out.status.success(), "objdump failed");
+    let label = format!("<{name}@plt>");
+    let mut in_plt = false;
+    let mut sites = Vec::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        if let Some(section) = line.strip_prefix("Disassembly of section ") {
+            in_plt = section.starts_with(".plt");
+        } else if !in_plt
+            && line.ends_with(&label)
+            && let Some((address, _)) = line.trim_start().split_once(':')
+        {
+            sites.push(format!("{:#x}", u64::from_str_radix(address, 16).unwrap()));
+        }
+    }
+    sites.sort();
+    sites
+}
+
+/// The text `prompts/get` returns for a request that must succeed.
+pub async fn prompt_text(client: &Client, name: &str, args: Value) -> String {
+    let result = client
+        .get_prompt(rmcp::model::GetPromptRequestParams::new(name).with_arguments(object(args)))
+        .await
+        .expect("prompts/get answers");
+    result.messages[0]
+        .content
+        .as_text()
+        .expect("a text message")
+        .text
+        .clone()
+}

@@ -39,10 +39,30 @@ pub(super) fn overview(
         },
         bits: if file.is_64() { 64 } else { 32 },
         entry_point: entry_point(file).map(format_address),
+        image_base: image_base(file, info.format).map(format_address),
         segments,
         segment_count,
         section_count: file.sections().count(),
         symbol_count: file.symbols().count() + file.dynamic_symbols().count(),
+    }
+}
+
+/// The link-time address of file offset 0: PE's ImageBase; otherwise the
+/// address of the segment that maps the header (Mach-O `__TEXT`, ELF's
+/// first `PT_LOAD`). A segment that maps no file bytes (`__PAGEZERO`) does
+/// not count. `None` for COFF objects and files whose header no segment maps.
+fn image_base(file: &object::File<'_>, format: Format) -> Option<u64> {
+    match format {
+        Format::Pe => Some(file.relative_address_base()),
+        Format::Coff => None,
+        Format::Elf | Format::MachO | Format::MachOUniversal => file
+            .segments()
+            .filter(|segment| {
+                let (offset, size) = segment.file_range();
+                offset == 0 && size > 0
+            })
+            .map(|segment| segment.address())
+            .min(),
     }
 }
 
