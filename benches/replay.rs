@@ -43,13 +43,37 @@ fn steps(fixture: &Path) -> Vec<Step> {
         one("open", "open_binary", json!({"path": fixture})),
         one("session", "binary_session", json!({})),
         one("inventory page", "list_procedures", json!({"limit": 100})),
-        one("name search", "search_procedures", json!({"pattern": "subscribe"})),
-        one("string search", "search_strings", json!({"pattern": "error"})),
+        one(
+            "name search",
+            "search_procedures",
+            json!({"pattern": "subscribe"}),
+        ),
+        one(
+            "string search",
+            "search_strings",
+            json!({"pattern": "error"}),
+        ),
         one("layout", "inspect_binary_layout", json!({})),
-        one("function dossier", "analyze_function", json!({"procedure": SUBSCRIBE})),
-        one("callers", "procedure_callers", json!({"procedure": "inotify_add_watch"})),
-        one("callees", "procedure_callees", json!({"procedure": SUBSCRIBE})),
-        one("feature trace", "trace_feature", json!({"query": "inotify"})),
+        one(
+            "function dossier",
+            "analyze_function",
+            json!({"procedure": SUBSCRIBE}),
+        ),
+        one(
+            "callers",
+            "procedure_callers",
+            json!({"procedure": "inotify_add_watch"}),
+        ),
+        one(
+            "callees",
+            "procedure_callees",
+            json!({"procedure": SUBSCRIBE}),
+        ),
+        one(
+            "feature trace",
+            "trace_feature",
+            json!({"query": "inotify"}),
+        ),
         one("evidence list", "list_evidence", json!({})),
     ]
 }
@@ -101,7 +125,10 @@ impl Server {
         let mut line = String::new();
         loop {
             line.clear();
-            assert!(self.output.read_line(&mut line).expect("read") > 0, "rea exited");
+            assert!(
+                self.output.read_line(&mut line).expect("read") > 0,
+                "rea exited"
+            );
             let message: Value = serde_json::from_str(&line).expect("JSON-RPC line");
             if message["id"] == json!(id) {
                 assert!(message.get("error").is_none(), "{method}: {message}");
@@ -112,10 +139,7 @@ impl Server {
 
     /// The text a tool answer hands the model.
     fn call(&mut self, tool: &str, arguments: &Value) -> String {
-        let result = self.request(
-            "tools/call",
-            json!({"name": tool, "arguments": arguments}),
-        );
+        let result = self.request("tools/call", json!({"name": tool, "arguments": arguments}));
         assert_ne!(result["isError"], json!(true), "{tool}: {result}");
         result["content"][0]["text"]
             .as_str()
@@ -212,7 +236,10 @@ fn main() {
         .join("target/fixtures")
         .join(FIXTURE);
     if !fixture.is_file() {
-        println!("replay: {} is missing; run tests/fixtures/fetch.sh", fixture.display());
+        println!(
+            "replay: {} is missing; run tests/fixtures/fetch.sh",
+            fixture.display()
+        );
         return;
     }
     let (tools_bytes, measured) = replay(&fixture);
@@ -246,7 +273,10 @@ fn main() {
     );
     let (mut before, mut now, mut missing_total) = (0usize, 0usize, 0usize);
     let mut largest = 0;
-    for (m, b) in measured.iter().zip(baseline["steps"].as_array().expect("steps")) {
+    for (m, b) in measured
+        .iter()
+        .zip(baseline["steps"].as_array().expect("steps"))
+    {
         let bytes = b["bytes"].as_u64().expect("bytes") as usize;
         let missing: Vec<&str> = b["facts"]
             .as_array()

@@ -780,6 +780,41 @@ fn python_sdk_analyzes_traces_and_compares_electron_applications() {
     );
 }
 
+/// The Evidence ID Python's own JSON and hashlib recompute from an answer
+/// (`structuredContent`), knowing nothing of rea: sorted keys, no spaces,
+/// literal UTF-8 (RFC 8785 for these values: no floats, ASCII keys).
+fn python_evidence_id(python: &Path, answer: &Value) -> String {
+    const RECOMPUTE: &str = r#"
+import hashlib, json, sys
+answer = json.load(sys.stdin)
+header = answer["evidence"]
+projection = {
+    "operation": header["operation"],
+    "subject": header.get("subject"),
+    "provider": {"id": header["provider"]["id"], "version": header["provider"]["version"]},
+    "parameters": header["parameters"],
+    "result": answer["result"],
+}
+text = json.dumps(projection, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+print("ev_" + hashlib.sha256(text.encode("utf-8")).hexdigest())
+"#;
+    let mut child = Command::new(python)
+        .args(["-c", RECOMPUTE])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python starts");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(answer.to_string().as_bytes())
+        .expect("answer written");
+    let out = child.wait_with_output().expect("python finishes");
+    assert!(out.status.success());
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
 /// An analyst's agent reads `investigate_feature` for the stripped system
 /// `ls`, which routes it to imports by name and their callers, and asks who
 /// calls the imported `opendir`: completion offers the import,
@@ -799,7 +834,7 @@ fn python_sdk_asks_who_calls_an_imported_function_by_name() {
         {"op": "call", "tool": "procedure_address", "arguments": {"procedure": "opendir"}},
         {"op": "call", "tool": "procedure_callers", "arguments": {"procedure": "opendir", "limit": 500}},
     ]);
-    let mut cmd = Command::new(python);
+    let mut cmd = Command::new(&python);
     cmd.arg(script("python_client.py"))
         .args(["modern", REA, "mcp", "--read-root", "/usr/bin"]);
     let out = run(cmd, &plan);
@@ -818,6 +853,14 @@ fn python_sdk_asks_who_calls_an_imported_function_by_name() {
         "{}",
         results[1]
     );
+    for answer in &results[2..] {
+        let answer = &answer["structuredContent"];
+        assert_eq!(
+            python_evidence_id(&python, answer),
+            answer["evidence"]["evidence_id"].as_str().unwrap(),
+            "a client recomputes the Evidence ID from the answer alone"
+        );
+    }
     let address = &results[2]["structuredContent"]["result"];
     assert_eq!(address["imported"], true, "{address}");
     assert_eq!(address["library"], "libc.so.6");

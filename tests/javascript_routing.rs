@@ -88,10 +88,10 @@ async fn an_asar_opens_as_an_artifact_and_names_the_analysis() {
     let (client, _server, _) = connect(Era::Modern).await;
     let (value, failed) = call(&client, "open_binary", json!({"path": asar})).await;
     assert!(!failed, "{value}");
-    let result = &value["result"];
-    assert_eq!(result["artifact_format"], "asar");
-    assert_eq!(result["next"], "inspect_artifact");
-    let action = &result["available_actions"][0];
+    let context = &value["context"];
+    assert_eq!(context["artifact_format"], "asar");
+    assert_eq!(context["next"], "inspect_artifact");
+    let action = &context["available_actions"][0];
     assert_eq!(action["tool"], "analyze_javascript_application");
     assert_eq!(
         action["arguments"]["input_path"],

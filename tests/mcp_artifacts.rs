@@ -422,7 +422,7 @@ async fn a_bundle_symlink_escaping_the_bundle_is_refused_not_followed() {
     let (client, _server, _) = connect(Era::Legacy).await;
     let (opened, failed) = call(&client, "open_binary", json!({"path": app})).await;
     assert!(!failed, "{opened}");
-    assert_eq!(opened["result"]["artifact_format"], "app-bundle");
+    assert_eq!(opened["context"]["artifact_format"], "app-bundle");
     let (page, failed) = call(&client, "inspect_artifact", json!({})).await;
     assert!(!failed, "{page}");
     let result = &page["result"];

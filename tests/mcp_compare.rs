@@ -84,7 +84,11 @@ async fn compare(client: &Client, left: &str, right: &str) -> (String, Value) {
     .await;
     let result = ok(&compared).clone();
     let evidence = &compared.0["evidence"];
-    assert_eq!(evidence["result"], result, "the Evidence is the comparison");
+    common::assert_said_once(&compared.0);
+    assert_eq!(
+        result, compared.0["result"],
+        "the Evidence is the comparison"
+    );
     assert_eq!(evidence["operation"], json!("compare_functions"));
     assert_eq!(evidence["confidence"], json!("derived"));
     assert_eq!(
@@ -249,7 +253,7 @@ async fn relocation_is_unchanged_a_changed_body_is_changed_and_claims_are_judged
         assert!(scope.contains(c["claim_id"].as_str().unwrap()) && scope.contains("only"));
     }
     let evidence = &judged.0["evidence"];
-    assert_eq!(&evidence["result"], result, "the Evidence is the verdict");
+    common::assert_said_once(&judged.0);
     assert_eq!(evidence["operation"], json!("verify_reconstruction"));
     assert_eq!(
         evidence["parameters"]["specification"]["claims"][0]["comparison_evidence_id"],

@@ -124,6 +124,7 @@ async fn captures_compare_and_a_crash_correlates_to_its_function() {
     }
     assert_eq!(result["status"], "unchanged");
     assert_eq!(same.0["evidence"]["confidence"], "derived");
+    common::assert_said_once(&same.0);
     assert_eq!(
         same.0["evidence"]["parameters"],
         json!({"left_evidence_id": a, "right_evidence_id": b})
@@ -201,6 +202,7 @@ async fn captures_compare_and_a_crash_correlates_to_its_function() {
         "{inferred}"
     );
     assert_eq!(correlated.0["evidence"]["confidence"], "derived");
+    common::assert_said_once(&correlated.0);
     assert!(correlated.0["evidence"]["subject"]["sha256"].is_string());
 
     // llvm-nm's view: the derived virtual address lies inside crash_here.

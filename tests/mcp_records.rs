@@ -33,6 +33,16 @@ async fn call(peer: &Peer<RoleClient>, tool: &str, args: Value) -> (Value, bool)
     common::call_peer_with(peer, tool, args).await
 }
 
+/// A residual-unknown revision as an answer states it: the recorded state
+/// as the result, its digest and mutation history as context.
+fn unknown_of(answer: &Value) -> Value {
+    let mut revision = answer["result"].clone();
+    for (k, v) in answer["context"].as_object().expect("context") {
+        revision[k] = v.clone();
+    }
+    revision
+}
+
 /// The result of a call that must succeed.
 async fn ok(peer: &Peer<RoleClient>, tool: &str, args: Value) -> Value {
     let (out, failed) = call(peer, tool, args).await;
@@ -122,7 +132,13 @@ async fn an_investigation_survives_export_and_import_into_a_new_server() {
     assert_eq!(page["result"]["total"], json!(1));
     assert_eq!(page["result"]["items"][0]["evidence_id"], json!(listed_id));
     let record = ok(&first, "get_evidence", json!({"evidence_id": listed_id})).await;
-    assert_eq!(record["result"], listed["evidence"]);
+    let mut header = record["result"].clone();
+    let recorded_result = header.as_object_mut().unwrap().remove("result").unwrap();
+    assert_eq!(
+        header, listed["evidence"],
+        "get_evidence returns the whole record"
+    );
+    assert_eq!(recorded_result, listed["result"]);
     let (code, error) = fails(
         &first,
         "get_evidence",
@@ -160,7 +176,7 @@ async fn an_investigation_survives_export_and_import_into_a_new_server() {
     let mut approved = question.clone();
     approved["approved"] = json!(true);
     let recorded = ok(&first, "record_unknown", approved).await;
-    let open = recorded["result"]["unknown"].clone();
+    let open = unknown_of(&recorded);
     let open_id = open["unknown_id"].as_str().unwrap().to_string();
     assert_eq!(open["revision"], json!(1));
     assert_eq!(
@@ -192,10 +208,10 @@ async fn an_investigation_survives_export_and_import_into_a_new_server() {
     let mut investigating = state("investigating", &[&listed_id]);
     investigating["expected_revision"] = json!(1);
     let second = ok(&first, "update_unknown", investigating.clone()).await;
-    assert_eq!(second["result"]["unknown"]["revision"], json!(2));
+    assert_eq!(second["result"]["revision"], json!(2));
     let (code, error) = fails(&first, "update_unknown", investigating).await;
     assert_eq!(code, "revision_conflict");
-    assert_eq!(error["data"]["current_head"], second["result"]["unknown"]);
+    assert_eq!(error["data"]["current_head"], unknown_of(&second));
 
     // A verified resolution is refused without qualifying supporting Evidence:
     // the registry's own mutation record never qualifies...
@@ -230,7 +246,7 @@ async fn an_investigation_survives_export_and_import_into_a_new_server() {
     let mut other = question.clone();
     other["question"] = json!("Is first_procedure reachable from main?");
     other["approved"] = json!(true);
-    let resolved_id = ok(&first, "record_unknown", other).await["result"]["unknown"]["unknown_id"]
+    let resolved_id = ok(&first, "record_unknown", other).await["result"]["unknown_id"]
         .as_str()
         .unwrap()
         .to_string();
@@ -412,7 +428,7 @@ async fn an_investigation_survives_export_and_import_into_a_new_server() {
     let mut blocked = state("blocked", &[&listed_id]);
     blocked["expected_revision"] = json!(2);
     let third = ok(&second, "update_unknown", blocked).await;
-    assert_eq!(third["result"]["unknown"]["revision"], json!(3));
+    assert_eq!(third["result"]["revision"], json!(3));
 
     // close_binary clears the registry with the ledger.
     ok(&second, "open_binary", json!({"path": bin})).await;

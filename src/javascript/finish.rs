@@ -61,7 +61,8 @@ pub fn analysis(
     unknowns.retain(|u| known(&u.node_id));
 
     let coverage = coverage(listing, parsed, &g, stopped_by);
-    let nodes: Vec<Node> = sorted_nodes(&g);
+    let mut nodes: Vec<Node> = sorted_nodes(&g);
+    nodes.iter_mut().for_each(Node::drop_null_attributes);
     let edges = std::mem::take(&mut g.edges);
     let statistics = statistics(&nodes, &edges, listing);
     let mut entry_points = std::mem::take(&mut g.entry_points);

@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::artifacts::model::{canonical_sha256, sha256_hex};
+use crate::session::canonical::without_null_members;
 
 /// Current `Analysis::schema_version`.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -310,6 +311,19 @@ pub struct Node {
 }
 
 impl Node {
+    /// Drops null attributes and null members inside them. Evidence loses
+    /// null members when it is sealed, so an attribute is present or absent
+    /// from the start and the graph digest is the digest of what the ledger
+    /// keeps ("csp": unknown is an absent `csp`).
+    pub fn drop_null_attributes(&mut self) {
+        let attributes = std::mem::take(&mut self.attributes);
+        self.attributes = attributes
+            .into_iter()
+            .filter(|(_, v)| !v.is_null())
+            .map(|(k, v)| (k, without_null_members(v)))
+            .collect();
+    }
+
     /// The documented list order: (`kind`, `name`, `node_id`).
     pub fn list_order(a: &Node, b: &Node) -> std::cmp::Ordering {
         (a.kind, &a.name, &a.node_id).cmp(&(b.kind, &b.name, &b.node_id))

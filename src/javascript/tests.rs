@@ -822,8 +822,8 @@ fn unpacked_asar_files_are_read_beside_the_archive_and_confined() {
     assert_eq!(inside.attributes["sha256"], json!(content_sha256(b"42")));
     let escape = node(&a, NodeKind::Module, "lib/escape.js");
     assert_eq!(
-        escape.attributes["sha256"],
-        json!(null),
+        escape.attributes.get("sha256"),
+        None,
         "the symlink was not read"
     );
     assert_eq!(escape.attributes["parse"], json!("not-parsed"));
@@ -1006,7 +1006,7 @@ fn an_unreadable_page_has_no_csp_verdict() {
     std::fs::write(t.path().join("index.html"), b"\xff\xfe<html></html>").unwrap();
     let a = run(t.path());
     let page = node(&a, NodeKind::HtmlPage, "index.html");
-    assert_eq!(page.attributes["csp"], json!(null));
+    assert_eq!(page.attributes.get("csp"), None, "no CSP could be read");
     assert!(
         a.entry_points
             .iter()

@@ -20,6 +20,24 @@ pub enum CanonicalError {
     Float(String),
 }
 
+/// `value` with every object member whose value is `null` removed, at
+/// every depth (array elements stay where they are, nulls included). An
+/// absent member and a `null` one mean the same to every reader, and the
+/// shorter spelling is what an answer carries.
+pub fn without_null_members(value: Value) -> Value {
+    match value {
+        Value::Object(members) => Value::Object(
+            members
+                .into_iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k, without_null_members(v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(without_null_members).collect()),
+        other => other,
+    }
+}
+
 /// The canonical serialization of `value`.
 pub fn to_canonical(value: &Value) -> Result<String, CanonicalError> {
     let mut out = String::new();

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use super::canonical::{CanonicalError, to_canonical};
+use super::canonical::{CanonicalError, to_canonical, without_null_members};
 
 /// How directly a record reflects the artifact.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -76,7 +76,13 @@ impl EvidenceDraft {
     /// Computes the content address and seals the record. Identity covers
     /// what was observed of which artifact by which provider, never where the
     /// file lives or how the result is presented.
-    pub fn seal(self) -> Result<Evidence, CanonicalError> {
+    ///
+    /// Null members of the parameters and the result are dropped first, so
+    /// a record never spells "absent" two ways and an answer can carry the
+    /// result without them and still recompute the ID.
+    pub fn seal(mut self) -> Result<Evidence, CanonicalError> {
+        self.parameters = without_null_members(std::mem::take(&mut self.parameters));
+        self.result = without_null_members(std::mem::take(&mut self.result));
         Ok(Evidence {
             evidence_id: self.identity()?,
             body: self,
@@ -98,6 +104,24 @@ impl EvidenceDraft {
         });
         let digest = Sha256::digest(to_canonical(&projection)?.as_bytes());
         Ok(format!("ev_{}", hex(&digest)))
+    }
+}
+
+impl Evidence {
+    /// The record without its result: what an answer carries beside the
+    /// result it already states, so each fact travels once. The ID is the
+    /// content address of `{operation, subject, provider {id, version},
+    /// parameters, result}`, so a client recomputes it from the header and
+    /// the answer's result (an absent `subject` is `null`). Null members
+    /// are left out, except inside `subject`, which is hashed exactly as
+    /// the header spells it (`architecture: null` for an archive).
+    pub fn header(&self) -> Value {
+        let mut header = serde_json::to_value(self).unwrap_or(Value::Null);
+        if let Value::Object(members) = &mut header {
+            members.remove("result");
+            members.retain(|_, v| !v.is_null());
+        }
+        header
     }
 }
 

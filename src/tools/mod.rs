@@ -35,6 +35,7 @@ use serde_json::{Value, json};
 pub use crate::catalog::generated::tools::{CATALOG, ToolName};
 use crate::catalog::spec::{Effect, ToolSpec};
 use crate::providers::native::Progress;
+use crate::session::canonical::without_null_members;
 use crate::session::{Evidence, EvidenceDraft, Session};
 pub use errors::ToolError;
 
@@ -115,19 +116,52 @@ pub enum ToolOutput {
 }
 
 impl ToolOutput {
-    /// The structured content sent to the client.
+    /// The structured content sent to the client, each fact once: the
+    /// result, the Evidence header (the record without its result, which
+    /// with the result recomputes the ID) and, under `context`, only what
+    /// the answer says beyond the record (display paths, session state).
+    /// No member is `null`.
     pub fn to_json(&self) -> Value {
         match self {
-            ToolOutput::Success { result, evidence } => {
-                json!({"result": result, "evidence": evidence})
+            ToolOutput::Success {
+                result,
+                evidence: Some(evidence),
+            } => {
+                let mut answer = json!({
+                    "result": evidence.body.result,
+                    "evidence": evidence.header(),
+                });
+                if let Some(context) = beyond(result, &evidence.body.result) {
+                    answer["context"] = context;
+                }
+                answer
             }
-            ToolOutput::Failure(error) => json!({"error": error}),
+            ToolOutput::Success {
+                result,
+                evidence: None,
+            } => json!({"result": without_null_members(result.clone())}),
+            ToolOutput::Failure(error) => without_null_members(json!({"error": error})),
         }
     }
 
     pub fn is_error(&self) -> bool {
         matches!(self, ToolOutput::Failure(_))
     }
+}
+
+/// What a handler's answer says beyond its Evidence result: the members
+/// that the record lacks or spells otherwise, without nulls. `None` when
+/// the record says it all.
+fn beyond(answer: &Value, recorded: &Value) -> Option<Value> {
+    let (Value::Object(answer), Value::Object(recorded)) = (answer, recorded) else {
+        return (answer != recorded).then(|| without_null_members(answer.clone()));
+    };
+    let extra: serde_json::Map<String, Value> = answer
+        .iter()
+        .filter(|(k, v)| !v.is_null() && recorded.get(*k) != Some(*v))
+        .map(|(k, v)| (k.clone(), without_null_members(v.clone())))
+        .collect();
+    (!extra.is_empty()).then_some(Value::Object(extra))
 }
 
 /// Whether a tool can run now, and why not.

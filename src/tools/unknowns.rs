@@ -47,7 +47,7 @@ pub(crate) fn record_unknown(input: RecordUnknownInput, session: &mut Session) -
         },
     };
     let (head, evidence) = session.record_unknown(request)?;
-    Ok((json!({"unknown": head}), Some(evidence)))
+    Ok((json!(head), Some(evidence)))
 }
 
 pub(crate) fn list_unknowns(input: ListUnknownsInput, session: &mut Session) -> HandlerResult {
@@ -88,7 +88,7 @@ pub(crate) fn update_unknown(input: UpdateUnknownInput, session: &mut Session) -
         },
     };
     let (head, evidence) = session.update_unknown(request)?;
-    Ok((json!({"unknown": head}), Some(evidence)))
+    Ok((json!(head), Some(evidence)))
 }
 
 pub(crate) fn verify_unknown_resolution(

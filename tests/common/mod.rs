@@ -510,3 +510,37 @@ pub async fn prompt_text(client: &Client, name: &str, args: Value) -> String {
         .text
         .clone()
 }
+
+/// The Evidence ID a client recomputes from an answer alone: `ev_` +
+/// sha256 of the RFC 8785 form of `{operation, subject, provider {id,
+/// version}, parameters, result}`, the result being the answer's own.
+pub fn recomputed_evidence_id(answer: &Value) -> String {
+    use sha2::{Digest, Sha256};
+    let header = &answer["evidence"];
+    let projection = serde_json::json!({
+        "operation": header["operation"],
+        "subject": header["subject"],
+        "provider": {"id": header["provider"]["id"], "version": header["provider"]["version"]},
+        "parameters": header["parameters"],
+        "result": answer["result"],
+    });
+    let canonical = rea::session::canonical::to_canonical(&projection).expect("no floats");
+    let digest = Sha256::digest(canonical.as_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("ev_{hex}")
+}
+
+/// Asserts an answer states its result once and its Evidence ID recomputes
+/// from it.
+pub fn assert_said_once(answer: &Value) {
+    let header = &answer["evidence"];
+    assert!(
+        header.get("result").is_none(),
+        "the header repeats the result: {answer}"
+    );
+    assert_eq!(
+        header["evidence_id"].as_str(),
+        Some(recomputed_evidence_id(answer).as_str()),
+        "the Evidence ID recomputes from the answer"
+    );
+}

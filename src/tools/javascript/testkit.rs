@@ -196,7 +196,9 @@ impl Builder {
             })
             .count() as u64;
         let root = content_sha256(format!("{:?}", self.package).as_bytes());
-        let graph = graph_sha256(&self.nodes, &self.edges);
+        let mut nodes = self.nodes;
+        nodes.iter_mut().for_each(Node::drop_null_attributes);
+        let graph = graph_sha256(&nodes, &self.edges);
         Analysis {
             schema_version: SCHEMA_VERSION,
             analysis_id: analysis_id(self.format, &root, &graph),
@@ -205,7 +207,7 @@ impl Builder {
             graph_sha256: graph,
             package: self.package,
             entry_points: self.entry_points,
-            nodes: self.nodes,
+            nodes,
             edges: self.edges,
             findings: self.findings,
             coverage: Coverage {

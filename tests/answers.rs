@@ -1,0 +1,256 @@
+//! Every tool answers in one shape, each fact once: the result, the
+//! Evidence header (the record without its result, from which the client
+//! recomputes the Evidence ID) and, under `context`, only what the record
+//! does not say. No member is `null`, except inside the Evidence subject,
+//! which is hashed as spelled.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use common::{Era, call, connect};
+use rea::tools::ToolName;
+use serde_json::{Value, json};
+
+/// Tools whose answers are checked by the suites that can run them (a
+/// capture needs an operator policy and a traced run; a bundle a write
+/// root), with `assert_said_once` there.
+const CHECKED_ELSEWHERE: [&str; 5] = [
+    "capture_process_scenario",     // tests/mcp_capture.rs
+    "compare_process_captures",     // tests/mcp_correlate.rs
+    "correlate_static_and_runtime", // tests/mcp_correlate.rs
+    "export_evidence_bundle",       // tests/mcp_records.rs
+    "import_evidence_bundle",       // tests/mcp_records.rs
+];
+
+/// Tools that only read or change session state and record no Evidence.
+const WITHOUT_EVIDENCE: [&str; 8] = [
+    "binary_session",
+    "close_binary",
+    "set_current_document",
+    "list_evidence",
+    "get_evidence",
+    "list_unknowns",
+    "verify_unknown_resolution",
+    "export_evidence_bundle",
+];
+
+/// The members of `value` that are `null`, by path, outside `evidence.subject`.
+fn null_members(value: &Value, path: &str, out: &mut Vec<String>) {
+    match value {
+        Value::Object(members) => {
+            for (k, v) in members {
+                let here = format!("{path}.{k}");
+                if v.is_null() {
+                    out.push(here);
+                } else if here != ".evidence.subject" {
+                    null_members(v, &here, out);
+                }
+            }
+        }
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .for_each(|(i, v)| null_members(v, &format!("{path}[{i}]"), out)),
+        _ => {}
+    }
+}
+
+struct Checker {
+    client: common::Client,
+    seen: BTreeSet<String>,
+}
+
+impl Checker {
+    /// Calls a tool that must succeed and checks the answer's shape;
+    /// returns the answer.
+    async fn answer(&mut self, tool: &str, arguments: Value) -> Value {
+        let (answer, failed) = call(&self.client, tool, arguments.clone()).await;
+        assert!(!failed, "{tool} {arguments}: {answer}");
+        let mut nulls = Vec::new();
+        null_members(&answer, "", &mut nulls);
+        assert!(nulls.is_empty(), "{tool}: null members {nulls:?}");
+        let members: BTreeSet<&str> = answer
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert!(
+            members.is_subset(&BTreeSet::from(["result", "evidence", "context"])),
+            "{tool}: {members:?}"
+        );
+        if WITHOUT_EVIDENCE.contains(&tool) {
+            assert!(
+                answer.get("evidence").is_none(),
+                "{tool} records no Evidence"
+            );
+            assert!(answer.get("context").is_none(), "{tool}");
+        } else {
+            common::assert_said_once(&answer);
+            assert_eq!(answer["evidence"]["operation"], json!(tool));
+        }
+        self.seen.insert(tool.to_string());
+        answer
+    }
+
+    async fn id(&mut self, tool: &str, arguments: Value) -> String {
+        let answer = self.answer(tool, arguments).await;
+        answer["evidence"]["evidence_id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+}
+
+#[tokio::test]
+async fn every_tool_states_each_fact_once_and_its_evidence_id_recomputes() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(binary) = common::sample_binary(dir.path(), "sample", "feature_entry") else {
+        return;
+    };
+    let Some(other) = common::sample_binary(dir.path(), "other", "feature_entry") else {
+        return;
+    };
+    let fixtures = [
+        "markupsafe-2.1.5-manylinux-x86_64.whl",
+        "markupsafe-3.0.2-manylinux-x86_64.whl",
+        "electron-log-4.4.8",
+        "electron-log-5.0.0",
+    ];
+    let Some(fixtures) = fixtures
+        .iter()
+        .map(|f| common::fixture(f))
+        .collect::<Option<Vec<_>>>()
+    else {
+        return;
+    };
+    let (client, _server, _) = connect(Era::Modern).await;
+    let mut c = Checker {
+        client,
+        seen: BTreeSet::new(),
+    };
+
+    c.answer("binary_session", json!({})).await;
+    let opened = c.answer("open_binary", json!({"path": other})).await;
+    assert!(
+        opened["context"]["path"].is_string(),
+        "the display path is context"
+    );
+    let left = c
+        .id("analyze_function", json!({"procedure": "feature_entry"}))
+        .await;
+    c.answer("open_binary", json!({"path": binary})).await;
+    c.answer("list_documents", json!({})).await;
+    c.answer("set_current_document", json!({"document": "sample"}))
+        .await;
+    let overview = c.id("binary_overview", json!({})).await;
+    c.answer("list_procedures", json!({"limit": 5})).await;
+    c.answer("search_procedures", json!({"pattern": "feature"}))
+        .await;
+    let main = c
+        .answer("procedure_address", json!({"procedure": "main"}))
+        .await;
+    let main = main["result"]["address"].as_str().unwrap().to_string();
+    c.answer("inspect_binary_layout", json!({})).await;
+    c.answer("search_strings", json!({"pattern": "a", "limit": 3}))
+        .await;
+    c.answer("resolve_containing_procedure", json!({"address": main}))
+        .await;
+    let right = c
+        .id("analyze_function", json!({"procedure": "feature_entry"}))
+        .await;
+    c.answer("xrefs", json!({"address": "feature_entry"})).await;
+    c.answer("procedure_callers", json!({"procedure": "feature_entry"}))
+        .await;
+    c.answer("procedure_callees", json!({"procedure": "main"}))
+        .await;
+    c.answer("trace_feature", json!({"query": "feature"})).await;
+    c.answer(
+        "build_call_path",
+        json!({"start": "main", "goal": "feature_entry"}),
+    )
+    .await;
+    c.answer("inspect_analysis_view", json!({"evidence_id": overview}))
+        .await;
+    let compared = c
+        .id(
+            "compare_functions",
+            json!({"left_evidence_id": left, "right_evidence_id": right}),
+        )
+        .await;
+    c.answer(
+        "verify_reconstruction",
+        json!({"specification": {"schema_version": 1, "name": "same", "claims": [{
+            "claim_id": "c1", "title": "same code", "comparison_evidence_id": compared,
+            "dimension": "instructions", "expected": "unchanged"}]}}),
+    )
+    .await;
+    c.answer("list_evidence", json!({"limit": 3})).await;
+    c.answer("get_evidence", json!({"evidence_id": compared}))
+        .await;
+
+    let recorded = c
+        .answer(
+            "record_unknown",
+            json!({"question": "Who calls feature_entry?", "domain": "calls",
+                   "severity": "low", "approved": true}),
+        )
+        .await;
+    let unknown = recorded["result"]["unknown_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(recorded["context"]["revision_digest"].is_string());
+    c.answer(
+        "update_unknown",
+        json!({"unknown_id": unknown, "expected_revision": 1, "status": "investigating",
+               "severity": "low", "approved": true}),
+    )
+    .await;
+    c.answer("list_unknowns", json!({})).await;
+    c.answer("verify_unknown_resolution", json!({"unknown_id": unknown}))
+        .await;
+
+    let mut manifests = Vec::new();
+    for wheel in &fixtures[..2] {
+        c.answer("open_binary", json!({"path": wheel})).await;
+        let page = c
+            .answer("inspect_artifact", json!({"occurrence_limit": 500}))
+            .await;
+        manifests.push(page["result"]["manifest"]["manifest_id"].clone());
+    }
+    c.answer(
+        "compare_artifacts",
+        json!({"left": manifests[0], "right": manifests[1]}),
+    )
+    .await;
+
+    let mut analyses = Vec::new();
+    for app in &fixtures[2..] {
+        analyses.push(
+            c.id("analyze_javascript_application", json!({"input_path": app}))
+                .await,
+        );
+    }
+    c.answer("inspect_analysis_view", json!({"evidence_id": analyses[1]}))
+        .await;
+    c.answer(
+        "trace_application_feature",
+        json!({"evidence_id": analyses[1], "seed": {"kind": "module", "value": "src", "match": "contains"}}),
+    )
+    .await;
+    c.answer(
+        "compare_application_versions",
+        json!({"left_evidence_id": analyses[0], "right_evidence_id": analyses[1]}),
+    )
+    .await;
+    c.answer("close_binary", json!({})).await;
+
+    let every: BTreeSet<String> = ToolName::ALL
+        .iter()
+        .map(|t| t.as_str().to_string())
+        .filter(|t| !CHECKED_ELSEWHERE.contains(&t.as_str()))
+        .collect();
+    assert_eq!(c.seen, every, "every tool is checked here or elsewhere");
+}
