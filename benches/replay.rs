@@ -210,20 +210,51 @@ fn replay(fixture: &Path) -> (usize, Vec<Measured>) {
     for step in steps(fixture) {
         let mut text = String::new();
         let mut largest = 0;
-        for (tool, arguments) in &step.calls {
-            let answer = server.call(tool, arguments);
+        let mut calls: Vec<(&str, Value)> = step.calls.clone();
+        let mut made = 0;
+        while let Some((tool, arguments)) = calls.pop() {
+            let answer = server.call(tool, &arguments);
             largest = largest.max(answer.len());
             text.push_str(&answer);
             text.push('\n');
+            made += 1;
+            calls.extend(layout_pages(tool, &arguments, &answer));
         }
         measured.push(Measured {
             label: step.label,
-            bytes: text.len() - step.calls.len(),
+            bytes: text.len() - made,
             largest,
             text,
         });
     }
     (tools_bytes, measured)
+}
+
+/// The layout summary shows the first items of each long list: the pages
+/// that carry the rest (default size), as an agent that wants every name
+/// would ask for them, page after page.
+fn layout_pages(tool: &str, arguments: &Value, answer: &str) -> Vec<(&'static str, Value)> {
+    if tool != "inspect_binary_layout" {
+        return Vec::new();
+    }
+    let answer: Value = serde_json::from_str(answer).unwrap_or_default();
+    let lists: Vec<&str> = match arguments.get("list").and_then(Value::as_str) {
+        Some(list) => vec![list],
+        None => vec!["segments", "sections", "imports", "exports"],
+    };
+    lists
+        .into_iter()
+        .filter_map(|list| {
+            let next = answer["result"][list].get("next_offset")?.as_u64()?;
+            let list = ["segments", "sections", "imports", "exports"]
+                .into_iter()
+                .find(|l| *l == list)?;
+            Some((
+                "inspect_binary_layout",
+                json!({"list": list, "offset": next}),
+            ))
+        })
+        .collect()
 }
 
 fn baseline_path() -> PathBuf {

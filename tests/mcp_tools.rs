@@ -209,8 +209,15 @@ async fn binary_layout_reports_libraries_imports_and_subsystem() {
     let (layout, failed) = call(&client, "inspect_binary_layout", json!({})).await;
     assert!(!failed, "{layout}");
     assert_eq!(layout["result"]["needed_libraries"], json!(needed));
+    let (sections, _) = call(
+        &client,
+        "inspect_binary_layout",
+        json!({"list": "sections", "limit": 1000}),
+    )
+    .await;
+    assert!(sections["result"]["sections"].get("next_offset").is_none());
     assert!(
-        layout["result"]["sections"]
+        sections["result"]["sections"]["items"]
             .as_array()
             .unwrap()
             .iter()
@@ -245,7 +252,18 @@ async fn binary_layout_reports_libraries_imports_and_subsystem() {
         .filter_map(|l| l.split(' ').next())
         .map(str::to_string)
         .collect();
-    let imported: std::collections::BTreeSet<String> = result["imports"]
+    assert_eq!(result["imports"]["total"], 48);
+    assert_eq!(
+        result["imports"]["next_offset"], 20,
+        "the summary shows the first 20"
+    );
+    let (page, _) = call(
+        &client,
+        "inspect_binary_layout",
+        json!({"list": "imports", "offset": 0, "limit": 100}),
+    )
+    .await;
+    let imported: std::collections::BTreeSet<String> = page["result"]["imports"]["items"]
         .as_array()
         .unwrap()
         .iter()
@@ -288,8 +306,13 @@ int main(void) { puts(needle); return 0; }
     )
     .unwrap();
     let section = items[0]["section"].as_str().unwrap().to_string();
-    let (layout, _) = call(&client, "inspect_binary_layout", json!({})).await;
-    let holder = layout["result"]["sections"]
+    let (layout, _) = call(
+        &client,
+        "inspect_binary_layout",
+        json!({"list": "sections", "limit": 1000}),
+    )
+    .await;
+    let holder = layout["result"]["sections"]["items"]
         .as_array()
         .unwrap()
         .iter()

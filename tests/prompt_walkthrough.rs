@@ -117,7 +117,14 @@ async fn investigate_feature_on_stripped_ls_reaches_import_callers_strings_and_m
     // Imports the terms name ("colored output": is the output a terminal,
     // what does the environment say), and who calls them.
     let layout = answer(&client, "inspect_binary_layout", json!({})).await;
-    let imports: BTreeSet<&str> = layout["result"]["imports"]
+    assert!(layout["result"]["imports"]["total"].as_u64().unwrap() > 20);
+    let layout = answer(
+        &client,
+        "inspect_binary_layout",
+        json!({"list": "imports", "limit": 1000}),
+    )
+    .await;
+    let imports: BTreeSet<&str> = layout["result"]["imports"]["items"]
         .as_array()
         .unwrap()
         .iter()

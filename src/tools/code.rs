@@ -210,36 +210,40 @@ pub(crate) fn analyze_function(
     )
 }
 
-fn instruction_json(instruction: &Instruction) -> Value {
-    let bytes: String = instruction
-        .bytes
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    json!({
-        "address": format_address(instruction.address),
-        "bytes": bytes,
-        "mnemonic": instruction.mnemonic,
-        "operands": instruction.operands,
-    })
+/// One listed instruction as the line a reader scans:
+/// `address  mnemonic operands` (two spaces after the address; the
+/// mnemonic never holds a space, so the line splits back exactly).
+pub(crate) fn instruction_line(instruction: &Instruction) -> String {
+    let address = format_address(instruction.address);
+    if instruction.operands.is_empty() {
+        format!("{address}  {}", instruction.mnemonic)
+    } else {
+        format!(
+            "{address}  {} {}",
+            instruction.mnemonic, instruction.operands
+        )
+    }
+}
+
+/// One basic block as a line: `start..end (instructions): kind target, ...`.
+pub(crate) fn block_line(block: &crate::providers::code::BasicBlock) -> String {
+    let mut line = format!(
+        "{}..{} ({})",
+        format_address(block.start),
+        format_address(block.end),
+        block.instruction_count
+    );
+    for (i, edge) in block.successors.iter().enumerate() {
+        line.push_str(if i == 0 { ": " } else { ", " });
+        line.push_str(edge.kind.as_str());
+        line.push(' ');
+        line.push_str(&format_address(edge.target));
+    }
+    line
 }
 
 fn dossier_json(dossier: &FunctionDossier, strings: &StringTable) -> Value {
-    let blocks: Vec<Value> = dossier
-        .blocks
-        .iter()
-        .map(|block| {
-            json!({
-                "start": format_address(block.start),
-                "end": format_address(block.end),
-                "instruction_count": block.instruction_count,
-                "successors": block.successors.iter().map(|edge| json!({
-                    "target": format_address(edge.target),
-                    "kind": edge.kind.as_str(),
-                })).collect::<Vec<_>>(),
-            })
-        })
-        .collect();
+    let blocks: Vec<String> = dossier.blocks.iter().map(block_line).collect();
     let references: Vec<Value> = dossier
         .references
         .iter()
@@ -264,7 +268,7 @@ fn dossier_json(dossier: &FunctionDossier, strings: &StringTable) -> Value {
     json!({
         "entry": format_address(dossier.entry),
         "end": dossier.end.map(format_address),
-        "instructions": dossier.instructions.iter().map(instruction_json).collect::<Vec<_>>(),
+        "instructions": dossier.instructions.iter().map(instruction_line).collect::<Vec<_>>(),
         "blocks": blocks,
         "references": references,
         "unresolved": unresolved,

@@ -122,6 +122,44 @@ pub struct InspectBinaryLayoutInput {
     /// Document to describe; the current document when omitted.
     #[serde(default)]
     pub document: Option<String>,
+    /// Page one list instead of the summary.
+    #[serde(default)]
+    pub list: Option<LayoutList>,
+    /// First item of the page (default 0).
+    #[serde(default)]
+    pub offset: Option<u64>,
+    /// Items per list, 1-1000 (default 20 in the summary, 200 for one list).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 1000))]
+    pub limit: Option<u32>,
+}
+
+/// The long lists of a layout, which are paged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum LayoutList {
+    Segments,
+    Sections,
+    Imports,
+    Exports,
+}
+
+impl LayoutList {
+    pub const ALL: [LayoutList; 4] = [
+        LayoutList::Segments,
+        LayoutList::Sections,
+        LayoutList::Imports,
+        LayoutList::Exports,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LayoutList::Segments => "segments",
+            LayoutList::Sections => "sections",
+            LayoutList::Imports => "imports",
+            LayoutList::Exports => "exports",
+        }
+    }
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

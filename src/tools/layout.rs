@@ -1,29 +1,94 @@
-//! `inspect_binary_layout`: the load-relevant structure of one document.
+//! `inspect_binary_layout`: the load-relevant structure of one document,
+//! summary first. Without `list`, the answer has every scalar fact, the
+//! needed libraries, rpaths and TLS callbacks, and the first few items of
+//! each long list (segments, sections, imports, exports) with its total and
+//! where the next page starts; `list` pages one of them. Each call is its
+//! own Evidence, as a page of `inspect_artifact` is.
 
-use serde_json::json;
+use serde_json::{Map, Value, json};
 
-use super::inputs::InspectBinaryLayoutInput;
+use super::inputs::{InspectBinaryLayoutInput, LayoutList};
+use super::paging::PageRequest;
 use super::{HandlerResult, ToolName};
 use crate::session::Session;
+
+/// Items of each long list in the summary (unless `limit` says otherwise).
+const SUMMARY_ITEMS: u32 = 20;
+/// Items of a page of one list.
+const DEFAULT_PAGE: u32 = 200;
+const MAX_PAGE: u32 = 1000;
 
 pub(crate) fn inspect_binary_layout(
     input: InspectBinaryLayoutInput,
     session: &mut Session,
 ) -> HandlerResult {
+    let default = if input.list.is_some() {
+        DEFAULT_PAGE
+    } else {
+        SUMMARY_ITEMS
+    };
+    let page = PageRequest::new(input.offset, input.limit, default, MAX_PAGE)?;
     let target = session.require_target()?.clone();
     let document = session.document_index(input.document.as_deref())?;
     let name = target.image.documents()[document].name.clone();
     let layout = target.image.layout(document)?;
     let limitations = layout.limitations.clone();
-    let mut result = serde_json::to_value(&layout).unwrap_or_default();
-    result["document"] = json!(name);
+    let Value::Object(mut whole) = serde_json::to_value(&layout).unwrap_or_default() else {
+        return Err(super::ToolError::new(
+            "evidence_error",
+            "the layout did not encode as an object",
+            "This is a defect in rea; please report it with the file that caused it.",
+        ));
+    };
+    let mut result = Map::new();
+    result.insert("document".into(), json!(name));
+    let mut parameters = json!({"document": name});
+    match input.list {
+        None => {
+            for list in LayoutList::ALL {
+                let items = whole.remove(list.as_str()).unwrap_or_default();
+                result.insert(list.as_str().into(), paged(items, page));
+            }
+            result.extend(whole);
+            if page.limit != SUMMARY_ITEMS || page.offset != 0 {
+                parameters["offset"] = json!(page.offset);
+                parameters["limit"] = json!(page.limit);
+            }
+        }
+        Some(list) => {
+            let items = whole.remove(list.as_str()).unwrap_or_default();
+            result.insert("list".into(), json!(list.as_str()));
+            result.insert(list.as_str().into(), paged(items, page));
+            parameters["list"] = json!(list.as_str());
+            parameters["offset"] = json!(page.offset);
+            parameters["limit"] = json!(page.limit);
+        }
+    }
+    let result = Value::Object(result);
     let draft = target.file_observation(
         ToolName::InspectBinaryLayout.as_str(),
         target.document_subject(document),
-        json!({"document": name}),
+        parameters,
         result.clone(),
         limitations,
     );
     let evidence = session.record(draft)?;
     Ok((result, Some(evidence)))
+}
+
+/// One page of a list: its items, exact total and where the next page
+/// starts (absent on the last page).
+fn paged(items: Value, page: PageRequest) -> Value {
+    let items = match items {
+        Value::Array(items) => items,
+        _ => Vec::new(),
+    };
+    let mut out = json!({"total": items.len(), "items": page.slice(&items)});
+    if page.offset != 0 {
+        out["offset"] = json!(page.offset);
+    }
+    if let Some(next) = page.next_offset(items.len()) {
+        out["next_offset"] = json!(next);
+    }
+    out
 }

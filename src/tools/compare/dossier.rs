@@ -70,11 +70,35 @@ pub struct Dossier {
     pub truncated: bool,
 }
 
+/// An instruction as `analyze_function` lists it: a line
+/// `address  mnemonic operands`, or (records from before lines) an object.
 #[derive(Deserialize)]
-struct RawInstruction {
-    address: String,
-    mnemonic: String,
-    operands: String,
+#[serde(untagged)]
+enum RawInstruction {
+    Line(String),
+    Object {
+        address: String,
+        mnemonic: String,
+        operands: String,
+    },
+}
+
+impl RawInstruction {
+    /// `(address, mnemonic, operands)`; `None` for a line that is not one.
+    fn parts(self) -> Option<(String, String, String)> {
+        match self {
+            RawInstruction::Object {
+                address,
+                mnemonic,
+                operands,
+            } => Some((address, mnemonic, operands)),
+            RawInstruction::Line(line) => {
+                let (address, text) = line.split_once("  ")?;
+                let (mnemonic, operands) = text.split_once(' ').unwrap_or((text, ""));
+                Some((address.into(), mnemonic.into(), operands.into()))
+            }
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -83,11 +107,52 @@ struct RawEdge {
     kind: String,
 }
 
+/// A basic block: a line `start..end (count): kind target, ...`, or (records
+/// from before lines) an object.
 #[derive(Deserialize)]
-struct RawBlock {
-    start: String,
-    instruction_count: u64,
-    successors: Vec<RawEdge>,
+#[serde(untagged)]
+enum RawBlock {
+    Line(String),
+    Object {
+        start: String,
+        instruction_count: u64,
+        successors: Vec<RawEdge>,
+    },
+}
+
+/// A block's start, instruction count and `(kind, target)` edges, as text.
+type BlockParts = (String, u64, Vec<(String, String)>);
+
+impl RawBlock {
+    /// The block's parts; `None` for a line that is not one.
+    fn parts(self) -> Option<BlockParts> {
+        match self {
+            RawBlock::Object {
+                start,
+                instruction_count,
+                successors,
+            } => Some((
+                start,
+                instruction_count,
+                successors.into_iter().map(|e| (e.kind, e.target)).collect(),
+            )),
+            RawBlock::Line(line) => {
+                let (head, edges) = line.split_once(": ").unwrap_or((&line, ""));
+                let (range, count) = head.split_once(" (")?;
+                let count = count.strip_suffix(')')?.parse().ok()?;
+                let (start, _) = range.split_once("..")?;
+                let successors = edges
+                    .split(", ")
+                    .filter(|e| !e.is_empty())
+                    .map(|e| {
+                        let (kind, target) = e.split_once(' ')?;
+                        Some((kind.to_owned(), target.to_owned()))
+                    })
+                    .collect::<Option<_>>()?;
+                Some((start.to_owned(), count, successors))
+            }
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -149,10 +214,13 @@ impl Dossier {
             .instructions
             .into_iter()
             .map(|i| {
+                let (at, mnemonic, operands) = i
+                    .parts()
+                    .ok_or_else(|| error("an instruction line is not `address  text`".into()))?;
                 Ok(Instruction {
-                    address: address(&i.address)?,
-                    mnemonic: i.mnemonic,
-                    operands: i.operands,
+                    address: address(&at)?,
+                    mnemonic,
+                    operands,
                 })
             })
             .collect::<Result<_, DossierError>>()?;
@@ -160,13 +228,15 @@ impl Dossier {
             .blocks
             .into_iter()
             .map(|b| {
+                let (start, instruction_count, successors) = b.parts().ok_or_else(|| {
+                    error("a block line is not `start..end (count): kind target, ...`".into())
+                })?;
                 Ok(Block {
-                    start: address(&b.start)?,
-                    instruction_count: b.instruction_count,
-                    successors: b
-                        .successors
+                    start: address(&start)?,
+                    instruction_count,
+                    successors: successors
                         .into_iter()
-                        .map(|e| Ok((e.kind, address(&e.target)?)))
+                        .map(|(kind, target)| Ok((kind, address(&target)?)))
                         .collect::<Result<_, DossierError>>()?,
                 })
             })
@@ -209,5 +279,90 @@ impl Dossier {
             references,
             truncated: raw.truncated,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    use super::*;
+    use crate::providers::code::{BasicBlock, Edge, EdgeKind, Flow};
+    use crate::tools::code::{block_line, instruction_line};
+
+    fn read(result: Value) -> Result<Dossier, DossierError> {
+        let evidence = super::super::tests::evidence("analyze_function", result);
+        Dossier::read("left_evidence_id", &evidence)
+    }
+
+    fn dossier(instructions: Value, blocks: Value) -> Value {
+        json!({"instructions": instructions, "blocks": blocks, "callees": [],
+               "references": [], "truncated": false, "document": "d"})
+    }
+
+    const KINDS: [EdgeKind; 4] = [
+        EdgeKind::Fallthrough,
+        EdgeKind::Jump,
+        EdgeKind::ConditionalTaken,
+        EdgeKind::ConditionalNotTaken,
+    ];
+
+    proptest! {
+        /// What analyze_function writes, compare_functions reads back exactly.
+        #[test]
+        fn listing_lines_read_back_exactly(
+            address in any::<u64>(),
+            mnemonic in "[a-z0-9.()]{1,12}",
+            operands in ".{0,40}",
+            start in any::<u64>(),
+            count in 0usize..10_000,
+            edges in proptest::collection::vec((0usize..4, any::<u64>()), 0..4),
+        ) {
+            let instruction = crate::providers::code::Instruction {
+                address,
+                bytes: vec![0x90],
+                mnemonic: mnemonic.clone(),
+                operands: operands.clone(),
+                flow: Flow::Sequential,
+                data: None,
+            };
+            let block = BasicBlock {
+                start,
+                end: start.saturating_add(1),
+                instruction_count: count,
+                successors: edges.iter().map(|&(k, target)| Edge { target, kind: KINDS[k] }).collect(),
+            };
+            let read = read(dossier(
+                json!([instruction_line(&instruction)]),
+                json!([block_line(&block)]),
+            )).unwrap();
+            prop_assert_eq!(&read.instructions[0], &Instruction { address, mnemonic, operands });
+            let expected: Vec<(String, u64)> = edges
+                .iter()
+                .map(|&(k, target)| (KINDS[k].as_str().to_owned(), target))
+                .collect();
+            prop_assert_eq!(&read.blocks[0], &Block { start, instruction_count: count as u64, successors: expected });
+        }
+    }
+
+    #[test]
+    fn records_listed_as_objects_still_read() {
+        let read = read(dossier(
+            json!([{"address": "0x10", "bytes": "90", "mnemonic": "nop", "operands": ""}]),
+            json!([{"start": "0x10", "end": "0x11", "instruction_count": 1,
+                    "successors": [{"target": "0x20", "kind": "jump"}]}]),
+        ))
+        .unwrap();
+        assert_eq!(read.instructions[0].mnemonic, "nop");
+        assert_eq!(read.blocks[0].successors, vec![("jump".to_owned(), 0x20)]);
+    }
+
+    #[test]
+    fn a_line_that_is_no_instruction_is_refused() {
+        let error = read(dossier(json!(["0x10 nop"]), json!([]))).unwrap_err();
+        assert!(error.reason.contains("address  text"), "{error}");
+        let error = read(dossier(json!([]), json!(["0x10..0x11"]))).unwrap_err();
+        assert!(error.reason.contains("start..end (count)"), "{error}");
     }
 }

@@ -7,37 +7,46 @@ use serde_json::{Value, json};
 
 use crate::session::Evidence;
 use crate::tools::ToolName;
-use crate::tools::compare::capped;
+use crate::tools::compare::LIST_CAP;
 
 /// The view and its limitations, from a native record.
 pub fn view(evidence: &Evidence) -> (Value, Vec<String>) {
     let body = &evidence.body;
     let result = &body.result;
     let text = |key: &str| result.get(key).and_then(Value::as_str);
-    let names = |key: &str| -> Vec<Value> {
-        result
-            .get(key)
+    // A layout lists each long list as a page {total, items, next_offset}.
+    let names = |key: &str| -> (Vec<Value>, u64) {
+        let list = result.get(key);
+        let items = list
+            .and_then(|l| l.get("items"))
             .and_then(Value::as_array)
-            .map(|items| {
-                items
-                    .iter()
-                    .filter_map(|i| i.get("name").and_then(Value::as_str))
-                    .filter(|n| !n.is_empty() && !n.starts_with('#'))
-                    .map(Value::from)
-                    .collect()
-            })
-            .unwrap_or_default()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let total = list
+            .and_then(|l| l.get("total"))
+            .and_then(Value::as_u64)
+            .unwrap_or(items.len() as u64);
+        let named = items
+            .iter()
+            .filter_map(|i| i.get("name").and_then(Value::as_str))
+            .filter(|n| !n.is_empty() && !n.starts_with('#'))
+            .take(LIST_CAP)
+            .map(Value::from)
+            .collect();
+        (named, total)
     };
-    let trace_seed =
-        |name: &Value, why: &str| json!({"tool": "trace_feature", "query": name, "why": why});
-    let exports: Vec<Value> = names("exports")
-        .iter()
-        .map(|n| trace_seed(n, "exported symbol: an entry into this code"))
-        .collect();
-    let imports: Vec<Value> = names("imports")
-        .iter()
-        .map(|n| trace_seed(n, "imported symbol: what this code calls out to"))
-        .collect();
+    let seeds = |key: &str, why: &str| {
+        let (names, total) = names(key);
+        json!({
+            "names": names,
+            "total": total,
+            "why": why,
+            "next": format!(
+                "trace_feature(query) or procedure_callers(procedure) on a name; \
+                 inspect_binary_layout(list={key}) pages all {total}"
+            ),
+        })
+    };
     let layout = body.operation == ToolName::InspectBinaryLayout.as_str();
     let mut unknowns: Vec<String> = body.limitations.clone();
     if !layout {
@@ -67,8 +76,8 @@ pub fn view(evidence: &Evidence) -> (Value, Vec<String>) {
                 "procedure": a,
                 "why": "where execution starts",
             })),
-            "exports": capped(&exports, Value::clone),
-            "imports": capped(&imports, Value::clone),
+            "exports": seeds("exports", "exported symbols: entries into this code"),
+            "imports": seeds("imports", "imported symbols: what this code calls out to"),
             "needed_libraries": result.get("needed_libraries"),
         },
         "unknowns": unknowns,
@@ -99,8 +108,8 @@ mod tests {
             json!({
                 "document": "addon.node", "format": "elf", "architecture": "x86_64",
                 "entry_point": "0x1040",
-                "exports": [{"name": "napi_register_module_v1", "address": "0x2000"}, {"name": "#7", "address": "0x2100"}],
-                "imports": [{"library": "", "name": "uv_fs_open"}],
+                "exports": {"total": 2, "items": [{"name": "napi_register_module_v1", "address": "0x2000"}, {"name": "#7", "address": "0x2100"}]},
+                "imports": {"total": 40, "items": [{"library": "", "name": "uv_fs_open"}], "next_offset": 1},
                 "needed_libraries": ["libc.so.6"],
             }),
         );
@@ -110,11 +119,14 @@ mod tests {
         assert_eq!(view["seeds"]["entry_point"]["procedure"], "0x1040");
         // An export by ordinal only has no name to trace.
         assert_eq!(
-            view["seeds"]["exports"]["items"],
-            json!([{"tool": "trace_feature", "query": "napi_register_module_v1",
-                    "why": "exported symbol: an entry into this code"}])
+            view["seeds"]["exports"]["names"],
+            json!(["napi_register_module_v1"])
         );
-        assert_eq!(view["seeds"]["imports"]["items"][0]["query"], "uv_fs_open");
+        assert_eq!(view["seeds"]["imports"]["names"], json!(["uv_fs_open"]));
+        assert_eq!(
+            view["seeds"]["imports"]["total"], 40,
+            "the layout's total, not the page's"
+        );
         assert_eq!(limitations, vec!["segment table cut"]);
         assert_eq!(view["unknowns"][0], "segment table cut");
     }
