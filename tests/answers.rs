@@ -67,6 +67,8 @@ impl Checker {
     async fn answer(&mut self, tool: &str, arguments: Value) -> Value {
         let (answer, failed) = call(&self.client, tool, arguments.clone()).await;
         assert!(!failed, "{tool} {arguments}: {answer}");
+        let bytes = answer.to_string().len();
+        assert!(bytes <= 32 * 1024, "{tool}: a {bytes}-byte answer");
         let mut nulls = Vec::new();
         null_members(&answer, "", &mut nulls);
         assert!(nulls.is_empty(), "{tool}: null members {nulls:?}");
@@ -80,6 +82,15 @@ impl Checker {
             members.is_subset(&BTreeSet::from(["result", "evidence", "context"])),
             "{tool}: {members:?}"
         );
+        if let Some(context) = answer.get("context").and_then(Value::as_object) {
+            for (k, v) in context {
+                assert_ne!(
+                    answer["result"].get(k),
+                    Some(v),
+                    "{tool}: context repeats {k}"
+                );
+            }
+        }
         if WITHOUT_EVIDENCE.contains(&tool) {
             assert!(
                 answer.get("evidence").is_none(),
@@ -253,4 +264,18 @@ async fn every_tool_states_each_fact_once_and_its_evidence_id_recomputes() {
         .filter(|t| !CHECKED_ELSEWHERE.contains(&t.as_str()))
         .collect();
     assert_eq!(c.seen, every, "every tool is checked here or elsewhere");
+}
+
+/// The catalog a client loads before anything else: the goal is at most
+/// 40 KiB; the README's performance table has the figure this prints.
+#[tokio::test]
+async fn tools_list_is_at_most_40_kib() {
+    let (client, _server, _) = connect(Era::Legacy).await;
+    let tools = client.list_all_tools().await.unwrap();
+    assert_eq!(tools.len(), ToolName::ALL.len());
+    let bytes = serde_json::to_string(&json!({"tools": tools}))
+        .unwrap()
+        .len();
+    println!("tools/list: {bytes} bytes for {} tools", tools.len());
+    assert!(bytes <= 40 * 1024, "tools/list is {bytes} bytes");
 }

@@ -109,7 +109,8 @@ fn tool_definition(tool: ToolName) -> Tool {
         let read_only = spec.effects.iter().all(|e| *e == Effect::ReadsTarget);
         // Writing a file may replace one (with overwrite: true).
         let destructive = spec.effects.contains(&Effect::WritesFiles);
-        let annotations = ToolAnnotations::with_title(spec.title.clone())
+        // The title is the tool's own; the annotations do not repeat it.
+        let annotations = ToolAnnotations::new()
             .read_only(read_only)
             .destructive(destructive);
         definition = definition

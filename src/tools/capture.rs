@@ -86,6 +86,7 @@ pub(crate) fn capture_unlocked(
         session,
         |s| s.capture_policy().clone(),
         |policy| capture_draft(input, &policy),
+        super::recorded,
     )
 }
 

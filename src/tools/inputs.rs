@@ -58,7 +58,7 @@ pub struct SetCurrentDocumentInput {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BinaryOverviewInput {
-    /// Document to describe; the current document when omitted.
+    /// Default: the current document.
     #[serde(default)]
     pub document: Option<String>,
     /// Most segments to list (1-200, default 50); the total is always reported.
@@ -70,13 +70,13 @@ pub struct BinaryOverviewInput {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListProceduresInput {
-    /// Document to list; the current document when omitted.
+    /// Default: the current document.
     #[serde(default)]
     pub document: Option<String>,
-    /// Index of the first procedure to return (default 0).
+    /// First item of the page (default 0).
     #[serde(default)]
     pub offset: Option<u64>,
-    /// Page size, 1-500 (default 100).
+    /// Page size (default 100).
     #[serde(default)]
     #[schemars(range(min = 1, max = 500))]
     pub limit: Option<u32>,
@@ -94,13 +94,13 @@ pub struct SearchInput {
     /// Match case exactly (default false: case and compatibility forms fold).
     #[serde(default)]
     pub case_sensitive: Option<bool>,
-    /// Document to search; the current document when omitted.
+    /// Default: the current document.
     #[serde(default)]
     pub document: Option<String>,
-    /// Index of the first match to return (default 0).
+    /// First item of the page (default 0).
     #[serde(default)]
     pub offset: Option<u64>,
-    /// Page size, 1-100 (default 20).
+    /// Page size (default 20).
     #[serde(default)]
     #[schemars(range(min = 1, max = 100))]
     pub limit: Option<u32>,
@@ -111,7 +111,7 @@ pub struct SearchInput {
 pub struct ProcedureAddressInput {
     /// A procedure name (raw or demangled, exact) or an address (`0x` hex).
     pub procedure: String,
-    /// Document to look in; the current document when omitted.
+    /// Default: the current document.
     #[serde(default)]
     pub document: Option<String>,
 }
@@ -119,7 +119,7 @@ pub struct ProcedureAddressInput {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InspectBinaryLayoutInput {
-    /// Document to describe; the current document when omitted.
+    /// Default: the current document.
     #[serde(default)]
     pub document: Option<String>,
     /// Page one list instead of the summary.
@@ -167,7 +167,7 @@ impl LayoutList {
 pub struct ResolveContainingProcedureInput {
     /// An address (`0x` hex or decimal), e.g. a crash PC or a reference site.
     pub address: String,
-    /// Document to look in; the current document when omitted.
+    /// Default: the current document.
     #[serde(default)]
     pub document: Option<String>,
 }
@@ -181,7 +181,7 @@ pub struct AnalyzeFunctionInput {
     #[serde(default)]
     #[schemars(range(min = 1, max = 20000))]
     pub max_instructions: Option<u32>,
-    /// Document to analyse; the current document when omitted.
+    /// Default: the current document.
     #[serde(default)]
     pub document: Option<String>,
 }
@@ -191,13 +191,13 @@ pub struct AnalyzeFunctionInput {
 pub struct XrefsInput {
     /// The referenced address (`0x` hex or decimal) or a procedure name.
     pub address: String,
-    /// Document to look in; the current document when omitted.
+    /// Default: the current document.
     #[serde(default)]
     pub document: Option<String>,
-    /// Index of the first reference to return (default 0).
+    /// First item of the page (default 0).
     #[serde(default)]
     pub offset: Option<u64>,
-    /// Page size, 1-500 (default 100).
+    /// Page size (default 100).
     #[serde(default)]
     #[schemars(range(min = 1, max = 500))]
     pub limit: Option<u32>,
@@ -209,13 +209,13 @@ pub struct XrefsInput {
 pub struct ProcedureCallsInput {
     /// The procedure: a name (raw or demangled, exact) or its entry address.
     pub procedure: String,
-    /// Document to look in; the current document when omitted.
+    /// Default: the current document.
     #[serde(default)]
     pub document: Option<String>,
-    /// Index of the first procedure to return (default 0).
+    /// First item of the page (default 0).
     #[serde(default)]
     pub offset: Option<u64>,
-    /// Page size, 1-500 (default 100).
+    /// Page size (default 100).
     #[serde(default)]
     #[schemars(range(min = 1, max = 500))]
     pub limit: Option<u32>,
@@ -232,7 +232,7 @@ pub struct TraceFeatureInput {
     /// Match case exactly (default false).
     #[serde(default)]
     pub case_sensitive: Option<bool>,
-    /// Document to trace in; the current document when omitted.
+    /// Default: the current document.
     #[serde(default)]
     pub document: Option<String>,
     /// Most matching strings and names to start from, 1-100 (default 20).
@@ -264,7 +264,7 @@ pub struct BuildCallPathInput {
     #[serde(default)]
     #[schemars(range(min = 1, max = 20))]
     pub max_paths: Option<u32>,
-    /// Document to search; the current document when omitted.
+    /// Default: the current document.
     #[serde(default)]
     pub document: Option<String>,
 }
@@ -275,10 +275,10 @@ pub struct ListEvidenceInput {
     /// Only records of this operation (exact name, e.g. `list_procedures`).
     #[serde(default)]
     pub operation: Option<String>,
-    /// Index of the first record to return (default 0).
+    /// First item of the page (default 0).
     #[serde(default)]
     pub offset: Option<u64>,
-    /// Page size, 1-500 (default 100).
+    /// Page size (default 100).
     #[serde(default)]
     #[schemars(range(min = 1, max = 500))]
     pub limit: Option<u32>,
@@ -352,10 +352,10 @@ pub struct ListUnknownsInput {
     /// Exact domain.
     #[serde(default)]
     pub domain: Option<String>,
-    /// Index of the first head to return (default 0).
+    /// First item of the page (default 0).
     #[serde(default)]
     pub offset: Option<u64>,
-    /// Page size, 1-500 (default 100).
+    /// Page size (default 100).
     #[serde(default)]
     #[schemars(range(min = 1, max = 500))]
     pub limit: Option<u32>,
@@ -559,7 +559,7 @@ pub struct CompareProcessCapturesInput {
 pub struct CorrelateStaticAndRuntimeInput {
     /// The evidence_id of a `capture_process_scenario` result that crashed.
     pub capture_evidence_id: String,
-    /// Document to map into (default: the current document).
+    /// Default: the current document.
     #[serde(default)]
     pub document: Option<String>,
 }
@@ -663,7 +663,8 @@ pub enum TraceDirection {
     Backward,
 }
 
-/// Bounds of one trace; every field defaults to (and may not exceed) its maximum.
+/// Bounds of one trace; every field but `max_paths` (default 20) defaults
+/// to its maximum, and none may exceed it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TraceLimits {
@@ -673,7 +674,7 @@ pub struct TraceLimits {
     pub max_edges: u32,
     /// Most nodes reached, 1-2000.
     pub max_nodes: u32,
-    /// Most paths returned, 1-100.
+    /// Most paths returned, 1-100 (default 20).
     pub max_paths: u32,
     /// Most seed matches started from, 1-25.
     pub max_seed_matches: u32,
@@ -720,8 +721,13 @@ impl TraceLimits {
 }
 
 impl Default for TraceLimits {
+    /// The maxima, but 20 paths: the shortest paths say most, and every
+    /// reached node is counted whatever the cap.
     fn default() -> Self {
-        TraceLimits::MAX
+        TraceLimits {
+            max_paths: 20,
+            ..TraceLimits::MAX
+        }
     }
 }
 
@@ -736,6 +742,10 @@ pub struct TraceApplicationFeatureInput {
     pub direction: TraceDirection,
     #[serde(default)]
     pub limits: TraceLimits,
+    /// Also list every node and edge the trace touched, with node and edge
+    /// ids on every step (default false: their counts).
+    #[serde(default)]
+    pub include_subgraph: bool,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -22,6 +22,7 @@ mod paging;
 mod pattern;
 mod procedures;
 mod records;
+mod schema;
 mod search;
 mod strings;
 mod trace;
@@ -44,8 +45,13 @@ pub fn spec(tool: ToolName) -> Option<&'static ToolSpec> {
     CATALOG.iter().find(|t| t.name == tool.as_str())
 }
 
-/// The JSON schema of a tool's input.
+/// The JSON schema of a tool's input, as `tools/list` serves it.
 pub fn input_schema(tool: ToolName) -> Arc<JsonObject> {
+    Arc::new(schema::lean(derived_schema(tool).as_ref().clone()))
+}
+
+/// The schema schemars derives from a tool's typed input.
+fn derived_schema(tool: ToolName) -> Arc<JsonObject> {
     use rmcp::handler::server::tool::schema_for_type;
     match tool {
         ToolName::BinarySession => schema_for_type::<inputs::BinarySessionInput>(),
@@ -153,13 +159,15 @@ impl ToolOutput {
 /// that the record lacks or spells otherwise, without nulls. `None` when
 /// the record says it all.
 fn beyond(answer: &Value, recorded: &Value) -> Option<Value> {
-    let (Value::Object(answer), Value::Object(recorded)) = (answer, recorded) else {
-        return (answer != recorded).then(|| without_null_members(answer.clone()));
+    // The record was sealed without null members; compare like with like.
+    let answer = without_null_members(answer.clone());
+    let (Value::Object(answer), Value::Object(recorded)) = (&answer, recorded) else {
+        return (&answer != recorded).then_some(answer);
     };
     let extra: serde_json::Map<String, Value> = answer
         .iter()
-        .filter(|(k, v)| !v.is_null() && recorded.get(*k) != Some(*v))
-        .map(|(k, v)| (k.clone(), without_null_members(v.clone())))
+        .filter(|(k, v)| recorded.get(*k) != Some(*v))
+        .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     (!extra.is_empty()).then_some(Value::Object(extra))
 }
@@ -375,17 +383,19 @@ pub(crate) fn recorded(session: &mut Session, draft: EvidenceDraft) -> HandlerRe
 }
 
 /// Runs `work` on what `take` copies out of the session without holding
-/// the session meanwhile, then records the Evidence `work` drafted: for
-/// tools whose work is long (reading an application, running a capture).
-pub(crate) fn without_lock<T>(
+/// the session meanwhile, then `record`s what it drafted with the session
+/// held again: for tools whose work is long (reading an application,
+/// running a capture).
+pub(crate) fn without_lock<T, D>(
     session: &std::sync::Mutex<Session>,
     take: impl FnOnce(&Session) -> T,
-    work: impl FnOnce(T) -> Result<EvidenceDraft, ToolError>,
+    work: impl FnOnce(T) -> Result<D, ToolError>,
+    record: impl FnOnce(&mut Session, D) -> HandlerResult,
 ) -> HandlerResult {
     let lock = || session.lock().unwrap_or_else(|p| p.into_inner());
     let taken = take(&lock());
     let draft = work(taken)?;
-    recorded(&mut lock(), draft)
+    record(&mut lock(), draft)
 }
 
 /// `capture_process_scenario` without holding the session while the

@@ -1,5 +1,8 @@
 //! `analyze_javascript_application`: the application at `input_path`, read
-//! (never run) into an [`Analysis`] that becomes the Evidence result.
+//! (never run) into an [`Analysis`]. The whole analysis becomes one record
+//! (`javascript_application_graph`), which the ledger and bundles keep for
+//! the tools that read it; the answer is a second record, its summary,
+//! that names the first by `graph_evidence_id`.
 //!
 //! The path is opened once beneath the operator's read roots, as every
 //! reader opens (`confined`); the walk then reads only through that
@@ -14,7 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Map, Value, json};
 
-use super::{ANALYZE_OPERATION, encode};
+use super::{ANALYZE_OPERATION, GRAPH_OPERATION, encode};
 use crate::javascript::{self, Analysis, Input, InputFormat, Limits, Options};
 use crate::providers::native::Progress;
 use crate::session::evidence::{EXCERPT_CHARS, excerpt};
@@ -35,7 +38,68 @@ pub(crate) fn analyze_javascript_application(
     progress: Progress<'_>,
 ) -> HandlerResult {
     let draft = analysis_draft(input, session.read_roots(), progress)?;
-    crate::tools::recorded(session, draft)
+    record_analysis(session, draft)
+}
+
+/// Records the whole analysis, then its summary, which is the answer.
+fn record_analysis(session: &mut Session, graph: EvidenceDraft) -> HandlerResult {
+    let mut result = summary(&graph.result);
+    let summary = EvidenceDraft {
+        operation: ANALYZE_OPERATION.to_owned(),
+        subject: graph.subject.clone(),
+        provider: graph.provider.clone(),
+        parameters: graph.parameters.clone(),
+        result: Value::Null,
+        confidence: graph.confidence,
+        limitations: graph.limitations.clone(),
+        locations: graph.locations.clone(),
+        local_path: graph.local_path.clone(),
+    };
+    let graph = session.record(graph)?;
+    result["graph_evidence_id"] = json!(graph.evidence_id);
+    crate::tools::recorded(session, EvidenceDraft { result, ..summary })
+}
+
+/// What an analysis answers first: its identity, package, entry points,
+/// coverage, statistics and limits, and how many findings of each kind
+/// there are. The graph and the findings themselves stay in the graph
+/// record, read through `inspect_analysis_view` (the riskiest first),
+/// `trace_application_feature` and `compare_application_versions`; the
+/// limitations are the Evidence's own.
+fn summary(analysis: &Value) -> Value {
+    let mut summary = Map::new();
+    for key in [
+        "schema_version",
+        "analysis_id",
+        "format",
+        "root_sha256",
+        "graph_sha256",
+        "package",
+        "entry_points",
+        "coverage",
+        "statistics",
+        "limits",
+    ] {
+        if let Some(value) = analysis.get(key) {
+            summary.insert(key.to_owned(), value.clone());
+        }
+    }
+    let findings = &analysis["findings"];
+    let count = |list: &str| findings[list].as_array().map_or(0, Vec::len);
+    summary.insert(
+        "findings".to_owned(),
+        json!({
+            "observations": count("observations"),
+            "relationships": count("relationships"),
+            "unknowns": count("unknowns"),
+            "omitted": findings["omitted"],
+        }),
+    );
+    summary.insert(
+        "next".to_owned(),
+        json!("inspect_analysis_view(evidence_id) for entry points, seeds to trace and the riskiest findings"),
+    );
+    Value::Object(summary)
 }
 
 /// The same without holding the session while the application is read
@@ -50,6 +114,7 @@ pub(crate) fn analyze_unlocked(
         session,
         |s| s.read_roots().clone(),
         |roots| analysis_draft(input, &roots, progress),
+        record_analysis,
     )
 }
 
@@ -76,7 +141,7 @@ fn analysis_draft(
     let analysis = javascript::analyze_input(&opened, &options, &reporter)?;
     let result = encode(&analysis, "analysis")?;
     Ok(EvidenceDraft {
-        operation: ANALYZE_OPERATION.to_owned(),
+        operation: GRAPH_OPERATION.to_owned(),
         subject: Some(subject(&analysis)),
         provider: native_identity(),
         parameters: parameters(format, &options),

@@ -33,6 +33,11 @@ pub(crate) use view::inspect_analysis_view as view;
 
 /// The operation whose Evidence holds an [`Analysis`].
 pub const ANALYZE_OPERATION: &str = "analyze_javascript_application";
+/// The operation of the record that holds a whole analysis (the graph,
+/// every finding). `analyze_javascript_application` answers a summary
+/// whose `graph_evidence_id` names it, so no answer carries the graph, yet
+/// the ledger and bundles keep it for the tools that read it.
+pub const GRAPH_OPERATION: &str = "javascript_application_graph";
 
 /// Where a node runs: the Electron process layer, or outside the
 /// application's own code.
@@ -70,16 +75,42 @@ impl Layer {
     }
 }
 
-/// The analysis held by `evidence_id`, which must be
-/// `analyze_javascript_application` Evidence that still validates.
+/// The analysis `evidence_id` stands for: an `analyze_javascript_application`
+/// summary (through its `graph_evidence_id`), the graph record itself, or a
+/// record from before summaries that holds the whole analysis. It must
+/// still validate.
 pub(crate) fn fetch_analysis(
     session: &Session,
     field: &str,
     evidence_id: &str,
 ) -> Result<Analysis, ToolError> {
-    let evidence =
-        super::compare::fetch_operation(session, field, evidence_id, &[ANALYZE_OPERATION])?;
-    analysis_of(&evidence, field)
+    let evidence = super::compare::fetch_operation(
+        session,
+        field,
+        evidence_id,
+        &[ANALYZE_OPERATION, GRAPH_OPERATION],
+    )?;
+    let graph = graph_record(session, field, evidence)?;
+    analysis_of(&graph, field)
+}
+
+/// The record that holds the whole analysis `evidence` stands for.
+pub(crate) fn graph_record(
+    session: &Session,
+    field: &str,
+    evidence: std::sync::Arc<Evidence>,
+) -> Result<std::sync::Arc<Evidence>, ToolError> {
+    match evidence.body.result.get("graph_evidence_id") {
+        Some(serde_json::Value::String(graph)) if evidence.body.operation == ANALYZE_OPERATION => {
+            Ok(super::compare::fetch_operation(
+                session,
+                field,
+                graph,
+                &[GRAPH_OPERATION],
+            )?)
+        }
+        _ => Ok(evidence),
+    }
 }
 
 /// Reads and validates the analysis in a record.

@@ -42,14 +42,19 @@ pub(crate) fn trace_application_feature(
     let analysis = fetch_analysis(session, "evidence_id", &input.evidence_id)?;
     let traced = trace(&analysis, &input.seed, input.direction, input.limits);
     let limitations = traced.limitations();
-    let result = encode(&traced, "trace")?;
-    let parameters = json!({
+    let mut result = encode(&traced, "trace")?;
+    let mut parameters = json!({
         "evidence_id": input.evidence_id,
         "analysis_id": analysis.analysis_id,
         "seed": input.seed,
         "direction": input.direction,
         "limits": input.limits,
     });
+    if input.include_subgraph {
+        parameters["include_subgraph"] = json!(true);
+    } else {
+        without_subgraph(&mut result);
+    }
     record_derived(
         session,
         ToolName::TraceApplicationFeature,
@@ -57,6 +62,31 @@ pub(crate) fn trace_application_feature(
         result,
         limitations,
     )
+}
+
+/// A trace as it is answered by default: the subgraph as counts, the
+/// paths' steps without node and edge ids (names, kinds, layers and
+/// locations say where each step is; `include_subgraph` lists them all).
+fn without_subgraph(result: &mut serde_json::Value) {
+    let counts = json!({
+        "nodes": result["subgraph"]["nodes"].as_array().map_or(0, Vec::len),
+        "edges": result["subgraph"]["edges"].as_array().map_or(0, Vec::len),
+    });
+    result["subgraph"] = counts;
+    if let Some(paths) = result["paths"]["items"].as_array_mut() {
+        for step in paths
+            .iter_mut()
+            .filter_map(|p| p["steps"].as_array_mut())
+            .flatten()
+        {
+            if let Some(step) = step.as_object_mut() {
+                step.remove("node_id");
+                if let Some(serde_json::Value::Object(via)) = step.get_mut("via") {
+                    via.remove("edge_id");
+                }
+            }
+        }
+    }
 }
 
 /// The edge a step was reached by.

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use super::graph::{Graph, attr_str, attr_strings};
-use super::{ANALYZE_OPERATION, Layer, analysis_of, native_view};
+use super::{ANALYZE_OPERATION, GRAPH_OPERATION, Layer, analysis_of, graph_record, native_view};
 use crate::javascript::{Analysis, EdgeKind, Node, NodeKind};
 use crate::session::Session;
 use crate::tools::compare::{capped, fetch_operation, record_derived};
@@ -34,12 +34,16 @@ pub(crate) fn inspect_analysis_view(
         &input.evidence_id,
         &[
             ANALYZE_OPERATION,
+            GRAPH_OPERATION,
             ToolName::BinaryOverview.as_str(),
             ToolName::InspectBinaryLayout.as_str(),
         ],
     )?;
-    let (result, limitations) = if evidence.body.operation == ANALYZE_OPERATION {
-        let analysis = analysis_of(&evidence, "evidence_id")?;
+    let application =
+        [ANALYZE_OPERATION, GRAPH_OPERATION].contains(&evidence.body.operation.as_str());
+    let (result, limitations) = if application {
+        let graph = graph_record(session, "evidence_id", evidence)?;
+        let analysis = analysis_of(&graph, "evidence_id")?;
         let mut result = view(&analysis);
         // The seeds are ready to use with this very record.
         result["trace_with"] = json!({
