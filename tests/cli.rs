@@ -316,6 +316,52 @@ fn lint_accepts_the_real_catalog() {
     assert!(out.stderr.contains("6 prompts valid"), "{out:?}");
 }
 
+/// With no directory, lint checks the sources compiled into the binary.
+#[test]
+fn lint_without_a_directory_checks_the_compiled_catalog() {
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    let out = run(rea()
+        .current_dir(elsewhere.path())
+        .args(["prompts", "lint"]));
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(
+        out.stderr.contains("the compiled catalog: 6 prompts valid"),
+        "{out:?}"
+    );
+}
+
+/// A folder the validator accepts but a reload would refuse (an argument
+/// renamed in both files changes the compiled shape) fails lint too.
+#[test]
+fn lint_runs_what_a_reload_runs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    copy_prompts(dir.path());
+    edit(
+        dir.path(),
+        "audit_residual_unknowns.toml",
+        "name = \"evidence_id\"",
+        "name = \"offered_id\"",
+    );
+    edit(
+        dir.path(),
+        "audit_residual_unknowns.md.j2",
+        "{% if evidence_id %}",
+        "{% if offered_id %}",
+    );
+    edit(
+        dir.path(),
+        "audit_residual_unknowns.md.j2",
+        "Read the `evidence_id` with",
+        "Read the `offered_id` with",
+    );
+    let out = run(rea().args(["prompts", "lint"]).arg(dir.path()));
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(
+        out.stdout.contains("differ from the compiled catalog"),
+        "{out:?}"
+    );
+}
+
 /// A broken copy: a tool named in prose, at a known position.
 fn broken_catalog() -> (tempfile::TempDir, PathBuf, usize, usize) {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -180,11 +180,11 @@ enum PromptsCommand {
         #[arg(long = "fact", value_name = "FACT")]
         facts: Vec<String>,
     },
-    /// Validate a prompts directory with the build's validator.
+    /// Check a prompts directory exactly as a --prompts-dir reload would
+    /// (without DIR: the sources compiled into this binary).
     Lint {
         /// The directory to check.
-        #[arg(default_value = "prompts")]
-        dir: PathBuf,
+        dir: Option<PathBuf>,
         #[arg(long, value_enum, default_value_t = LintFormat::Text)]
         format: LintFormat,
     },
@@ -241,7 +241,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
             PromptsCommand::List => prompts::list(),
             PromptsCommand::Show { name } => prompts::show(&name),
             PromptsCommand::Render { name, args, facts } => prompts::render(&name, &args, &facts),
-            PromptsCommand::Lint { dir, format } => prompts::lint(&dir, format),
+            PromptsCommand::Lint { dir, format } => prompts::lint(dir.as_deref(), format),
         },
         Command::Doctor { target, read_roots } => doctor::run(target.as_deref(), &read_roots),
         Command::Analyze {

@@ -5,9 +5,9 @@ use std::process::ExitCode;
 
 use rea::catalog::engine::{SESSION_FACTS, SessionFacts};
 use rea::catalog::generated::prompts::PromptName;
-use rea::catalog::render::{LoadedCatalog, tool_index};
+use rea::catalog::render::LoadedCatalog;
 use rea::catalog::suggest;
-use rea::catalog::validate::{self, Diagnostic};
+use rea::catalog::validate::Diagnostic;
 
 use super::{CliError, LintFormat};
 
@@ -135,19 +135,27 @@ fn print_diagnostic(d: &Diagnostic, format: LintFormat) {
     }
 }
 
-pub fn lint(dir: &Path, format: LintFormat) -> Result<ExitCode, CliError> {
-    let result =
-        validate::read_dir(dir).and_then(|files| validate::validate(&files, &tool_index()));
+/// Runs exactly what a `--prompts-dir` reload runs (the validator and the
+/// compiled-shape check), on `dir`, or without one on the sources compiled
+/// into this binary.
+pub fn lint(dir: Option<&Path>, format: LintFormat) -> Result<ExitCode, CliError> {
+    let (shown, result) = match dir {
+        Some(dir) => (dir.display().to_string(), LoadedCatalog::from_dir(dir)),
+        None => (
+            "the compiled catalog".to_string(),
+            LoadedCatalog::embedded(),
+        ),
+    };
     match result {
         Ok(catalog) => {
-            eprintln!("{}: {} prompts valid", dir.display(), catalog.prompts.len());
+            eprintln!("{shown}: {} prompts valid", catalog.specs().count());
             Ok(ExitCode::SUCCESS)
         }
         Err(diags) => {
             for d in &diags {
                 print_diagnostic(d, format);
             }
-            eprintln!("{}: {} problem(s)", dir.display(), diags.len());
+            eprintln!("{shown}: {} problem(s)", diags.len());
             Ok(ExitCode::from(1))
         }
     }
