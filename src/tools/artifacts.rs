@@ -14,7 +14,11 @@ use crate::artifacts::{Limits, SCHEMA_VERSION};
 use crate::session::artifact_records::{InspectionPage, ListPage};
 use crate::session::{Confidence, EvidenceDraft, Location, Session, native_identity};
 
-const DEFAULT_PAGE: u32 = 100;
+/// Default page sizes: occurrences are what a comparison needs; nodes and
+/// edges are detail (an occurrence already names its node and parent).
+/// Together they keep a default answer well under 32 KiB.
+const DEFAULT_OCCURRENCES: u32 = 40;
+const DEFAULT_GRAPH_PAGE: u32 = 20;
 const MAX_PAGE: u32 = 500;
 
 pub(crate) fn inspect_artifact(
@@ -26,11 +30,21 @@ pub(crate) fn inspect_artifact(
     let occurrences = PageRequest::new(
         input.occurrence_offset,
         input.occurrence_limit,
-        DEFAULT_PAGE,
+        DEFAULT_OCCURRENCES,
         MAX_PAGE,
     )?;
-    let nodes = PageRequest::new(input.node_offset, input.node_limit, DEFAULT_PAGE, MAX_PAGE)?;
-    let edges = PageRequest::new(input.edge_offset, input.edge_limit, DEFAULT_PAGE, MAX_PAGE)?;
+    let nodes = PageRequest::new(
+        input.node_offset,
+        input.node_limit,
+        DEFAULT_GRAPH_PAGE,
+        MAX_PAGE,
+    )?;
+    let edges = PageRequest::new(
+        input.edge_offset,
+        input.edge_limit,
+        DEFAULT_GRAPH_PAGE,
+        MAX_PAGE,
+    )?;
     let artifact = session.require_artifact()?.clone();
     let inspection = artifact.inspection(&limits)?;
     let page = InspectionPage {

@@ -463,21 +463,21 @@ pub struct InspectArtifactInput {
     /// First occurrence of the page (default 0).
     #[serde(default)]
     pub occurrence_offset: Option<u64>,
-    /// Occurrences per page, 1-500 (default 100).
+    /// Occurrences per page, 1-500 (default 40).
     #[serde(default)]
     #[schemars(range(min = 1, max = 500))]
     pub occurrence_limit: Option<u32>,
     /// First node (distinct content) of the page (default 0).
     #[serde(default)]
     pub node_offset: Option<u64>,
-    /// Nodes per page, 1-500 (default 100).
+    /// Nodes per page, 1-500 (default 20).
     #[serde(default)]
     #[schemars(range(min = 1, max = 500))]
     pub node_limit: Option<u32>,
     /// First edge of the page (default 0).
     #[serde(default)]
     pub edge_offset: Option<u64>,
-    /// Edges per page, 1-500 (default 100).
+    /// Edges per page, 1-500 (default 20).
     #[serde(default)]
     #[schemars(range(min = 1, max = 500))]
     pub edge_limit: Option<u32>,

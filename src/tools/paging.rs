@@ -53,6 +53,39 @@ impl PageRequest {
         (end < total).then_some(end)
     }
 
+    /// The page of `items`, cut short where their JSON would pass `budget`
+    /// bytes (never below one item), so that a page of long values cannot
+    /// outgrow what a reader should pay for one answer. The continuation
+    /// fields of [`PageRequest::annotate_returned`] say where it stopped.
+    pub fn slice_within<'a>(&self, items: &'a [Value], budget: usize) -> &'a [Value] {
+        let page = self.slice(items);
+        let mut used = 0;
+        let fits = page
+            .iter()
+            .take_while(|item| {
+                used += item.to_string().len() + 1;
+                used <= budget
+            })
+            .count();
+        &page[..fits.max(page.len().min(1))]
+    }
+
+    /// Writes the continuation fields for a page that returned `returned`
+    /// of `total` items (fewer than `limit` when a byte budget cut it,
+    /// which `cut` then says).
+    pub fn annotate_returned(&self, total: usize, returned: usize, result: &mut Value) {
+        self.annotate(total, result);
+        let full = self.range(total).len();
+        if returned < full {
+            let next = self.range(total).start + returned;
+            result["next_offset"] = json!(next);
+            result["has_more"] = json!(true);
+            result["cut"] = json!(format!(
+                "{returned} of the {full} items asked for fit this answer; continue at next_offset"
+            ));
+        }
+    }
+
     /// Writes the continuation fields for `total` items into `result`.
     pub fn annotate(&self, total: usize, result: &mut Value) {
         let next = self.next_offset(total);
@@ -67,6 +100,28 @@ impl PageRequest {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_byte_budget_cuts_a_page_and_says_where_to_go_on() {
+        let items: Vec<Value> = (0..10).map(|i| json!("x".repeat(100 + i))).collect();
+        let page = PageRequest::new(Some(2), Some(5), 20, 100).unwrap();
+        let cut = page.slice_within(&items, 250);
+        assert_eq!(cut.len(), 2, "two 100-odd-byte items fit 250 bytes");
+        let mut result = json!({});
+        page.annotate_returned(items.len(), cut.len(), &mut result);
+        assert_eq!(result["next_offset"], json!(4));
+        assert_eq!(result["has_more"], json!(true));
+        assert!(result["cut"].as_str().unwrap().starts_with("2 of the 5"));
+        // One item always goes, however long.
+        assert_eq!(page.slice_within(&items, 1).len(), 1);
+        // Within the budget nothing changes.
+        let whole = page.slice_within(&items, 1 << 20);
+        assert_eq!(whole.len(), 5);
+        let mut result = json!({});
+        page.annotate_returned(items.len(), whole.len(), &mut result);
+        assert_eq!(result["next_offset"], json!(7));
+        assert!(result.get("cut").is_none());
+    }
 
     #[test]
     fn pages_are_clamped_and_continue_exactly() {

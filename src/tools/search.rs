@@ -9,6 +9,10 @@ use super::inputs::SearchInput;
 use super::paging::PageRequest;
 use super::pattern::{Pattern, SearchMode};
 
+/// Most bytes of items one page of search results carries (strings run
+/// to 4,096 characters; twenty of them would be an 80 KB answer).
+const PAGE_BYTES: usize = 24 * 1024;
+
 pub(crate) struct Search {
     pub pattern: Pattern,
     text: String,
@@ -48,8 +52,10 @@ impl Search {
     /// itself was truncated.
     pub fn page(&self, document: &str, matches: Vec<Value>, truncated: bool) -> Value {
         let mut result = self.parameters(document);
-        result["items"] = json!(self.page.slice(&matches));
-        self.page.annotate(matches.len(), &mut result);
+        let items = self.page.slice_within(&matches, PAGE_BYTES);
+        result["items"] = json!(items);
+        self.page
+            .annotate_returned(matches.len(), items.len(), &mut result);
         result["truncated"] = json!(truncated);
         result
     }

@@ -75,6 +75,18 @@ fn bounded<T: serde::Serialize>(items: &[T]) -> Value {
     json!({"total": items.len(), "items": &items[..items.len().min(MAX_LISTED)]})
 }
 
+/// Characters of a matching string a trace shows; a longer one is marked
+/// with `value_chars`, its whole length (`search_strings` shows it all).
+const TRACE_VALUE_CHARS: usize = 240;
+
+/// The first [`TRACE_VALUE_CHARS`] characters of `value`, with `…` when cut.
+fn shown_value(value: &str) -> String {
+    match value.char_indices().nth(TRACE_VALUE_CHARS) {
+        Some((end, _)) => format!("{}…", &value[..end]),
+        None => value.to_owned(),
+    }
+}
+
 pub(crate) fn trace_feature(
     input: TraceFeatureInput,
     session: &mut Session,
@@ -130,9 +142,14 @@ pub(crate) fn trace_feature(
         let total = seen - tails.len();
         let mut item = json!({
             "address": format_address(found.address),
-            "value": found.value,
+            "value": shown_value(&found.value),
             "references": total,
         });
+        let chars = found.value.chars().count();
+        if chars > TRACE_VALUE_CHARS {
+            // The trace routes; search_strings shows the whole text.
+            item["value_chars"] = json!(chars);
+        }
         if total == 0 {
             // No instruction names it: follow string ← pointer slot ←
             // the code that uses the slot's table.
@@ -572,6 +589,18 @@ fn suffix_at(found: &FoundString, address: u64) -> Option<&str> {
 mod tests {
 
     use crate::providers::native::{FoundString, StringEncoding};
+
+    #[test]
+    fn a_long_string_is_shown_in_part_and_says_so() {
+        use super::{TRACE_VALUE_CHARS, shown_value};
+        assert_eq!(shown_value("short"), "short");
+        let long = "é".repeat(TRACE_VALUE_CHARS + 5);
+        let shown = shown_value(&long);
+        assert_eq!(shown.chars().count(), TRACE_VALUE_CHARS + 1);
+        assert!(shown.ends_with('…'));
+        let exact = "x".repeat(TRACE_VALUE_CHARS);
+        assert_eq!(shown_value(&exact), exact);
+    }
 
     fn found(value: &str, encoding: StringEncoding) -> FoundString {
         FoundString {
