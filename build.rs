@@ -14,12 +14,12 @@
 mod engine;
 #[path = "src/catalog/fence.rs"]
 mod fence;
-#[path = "src/catalog/hidden.rs"]
+#[path = "src/ground/hidden.rs"]
 mod hidden;
 #[path = "src/catalog/spec.rs"]
 #[allow(dead_code)]
 mod spec;
-#[path = "src/catalog/suggest.rs"]
+#[path = "src/ground/suggest.rs"]
 mod suggest;
 #[path = "src/catalog/validate.rs"]
 #[allow(dead_code)]
@@ -35,7 +35,13 @@ fn main() {
     let manifest =
         PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
-    for watched in ["prompts", "src/tools/catalog.toml", "src/catalog"] {
+    for watched in [
+        "prompts",
+        "src/tools/catalog.toml",
+        "src/catalog",
+        "src/ground/hidden.rs",
+        "src/ground/suggest.rs",
+    ] {
         println!("cargo::rerun-if-changed={watched}");
     }
 

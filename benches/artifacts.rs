@@ -222,7 +222,7 @@ fn inspect_path(path: &Path) -> Inspection {
 }
 
 fn inspect_with(path: &Path, limits: &Limits) -> Inspection {
-    let file = rea::confined::Roots::default()
+    let file = rea::ground::confined::Roots::default()
         .open_file(path)
         .expect("open the input");
     let format = sniff(&file)

@@ -12,12 +12,12 @@
 //! before parsing) and entry count. Offsets are returned as read; the
 //! caller checks them against the archive's length.
 
-use crate::artifacts::model::sha256_hex;
-use crate::session::canonical::nests_deeper_than;
+use crate::ground::canonical::nests_deeper_than;
+use crate::ground::digest::sha256_hex;
 use serde_json::Value;
 use std::path::Path;
 
-use crate::confined::{ConfinedDir, ConfinedFile, Roots};
+use crate::ground::confined::{ConfinedDir, ConfinedFile, Roots};
 
 /// Largest header accepted.
 pub const MAX_HEADER_BYTES: u64 = 16 << 20;

@@ -9,7 +9,7 @@ use std::path::Path;
 use super::model::*;
 use super::paths;
 use super::walk::{Container, Content, Entry, Walk};
-use crate::confined::{ConfinedDir, EntryKind as DiskKind, OpenError};
+use crate::ground::confined::{ConfinedDir, EntryKind as DiskKind, OpenError};
 
 fn io(path: &str, e: impl std::fmt::Display) -> ArtifactError {
     ArtifactError::Io {

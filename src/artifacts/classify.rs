@@ -4,10 +4,9 @@
 use object::FileKind;
 
 use super::model::{ArtifactFormat, InfoPlistFacts, NodeFormat};
-use super::{asar, paths, zip};
+use super::{MAX_PLIST_BYTES, asar, paths, zip};
 use crate::providers::Format;
 use crate::providers::native::layouts_of_bytes;
-use crate::session::admission::MAX_PLIST_BYTES;
 
 /// Bytes looked at to tell text from data.
 const TEXT_PROBE_BYTES: usize = 4096;

@@ -8,6 +8,10 @@
 //! calls [`sniff`] and [`inspect`].
 
 mod ar;
+/// Bound on an Info.plist rea is willing to parse (opening a bundle and
+/// inspecting an artifact read it alike).
+pub const MAX_PLIST_BYTES: u64 = 1 << 20;
+
 pub mod asar;
 mod asar_walk;
 mod bundle;
@@ -26,7 +30,7 @@ mod tests;
 
 use std::path::Path;
 
-use crate::confined::{ConfinedDir, ConfinedFile, Node as DiskNode, Roots};
+use crate::ground::confined::{ConfinedDir, ConfinedFile, Node as DiskNode, Roots};
 
 pub use model::*;
 

@@ -15,13 +15,12 @@
 //!   walk order), capped at [`FINDINGS_CAP`] with the omitted count kept in
 //!   [`Findings::omitted`].
 
-use rmcp::schemars::{self, JsonSchema};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 
-use crate::session::canonical::to_canonical;
-use crate::session::evidence::hex;
+use crate::ground::canonical::to_canonical;
+use crate::ground::digest::sha256_hex;
 
 /// Current `Inspection::schema_version`.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -568,10 +567,6 @@ pub struct Coverage {
 }
 
 // ---- ids --------------------------------------------------------------
-
-pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
-}
 
 /// sha256 of the canonical JSON of `value` (which holds no floats).
 pub(crate) fn canonical_sha256(value: &Value) -> String {

@@ -2,7 +2,7 @@
 //! and the limit accounting. Readers describe entries; this module hashes,
 //! classifies, recurses into nested containers and enforces the limits.
 
-use crate::confined::{ConfinedDir, ConfinedFile};
+use crate::ground::confined::{ConfinedDir, ConfinedFile};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::time::{Duration, Instant};
 
@@ -10,6 +10,7 @@ use super::classify::{self, NativeFacts};
 use super::findings::FindingsAcc;
 use super::model::*;
 use super::{ar, asar_walk, fat, zip};
+use crate::ground::digest::sha256_hex;
 
 /// Where new entries go: the enclosing container occurrence.
 #[derive(Debug, Clone)]

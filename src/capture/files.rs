@@ -11,8 +11,8 @@ use sha2::{Digest, Sha256};
 
 use super::redact::Secrets;
 use super::types::{FileChanges, FileEntry};
-use crate::confined::{ConfinedFile, EntryKind, Node, Roots};
-use crate::session::evidence::hex;
+use crate::ground::confined::{ConfinedFile, EntryKind, Node, Roots};
+use crate::ground::digest::hex;
 
 /// Bytes hashed per file.
 pub const MAX_HASHED_BYTES: u64 = 64 * 1024 * 1024;

@@ -13,7 +13,7 @@ use super::{
 pub(crate) fn stream(text: &str, total: u64) -> Stream {
     Stream {
         text: text.into(),
-        sha256: crate::session::evidence::hex(&sha2::Sha256::digest(text.as_bytes())),
+        sha256: crate::ground::digest::hex(&sha2::Sha256::digest(text.as_bytes())),
         stored_bytes: text.len() as u64,
         total_bytes: total,
         truncated: total > text.len() as u64,

@@ -119,8 +119,8 @@ pub fn run_with_grace(
     grace: Duration,
 ) -> Result<Capture, CaptureError> {
     scenario.validate()?;
-    let roots = crate::confined::Roots::default();
-    let spawn_error = |e: crate::confined::OpenError| CaptureError::Spawn(e.to_string());
+    let roots = crate::ground::confined::Roots::default();
+    let spawn_error = |e: crate::ground::confined::OpenError| CaptureError::Spawn(e.to_string());
     let executable = roots.open_file(&scenario.executable).map_err(spawn_error)?;
     let working = roots
         .open_dir(&scenario.working_directory)

@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use rmcp::schemars::{self, JsonSchema};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::error::CaptureError;

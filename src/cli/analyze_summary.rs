@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
 
-use rea::catalog::hidden::is_hidden;
+use rea::ground::hidden::is_hidden;
 use rea::javascript::{Analysis, Edge, EdgeKind, Node, NodeKind, SourceLocation};
 use serde_json::Value;
 

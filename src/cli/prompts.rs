@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use rea::catalog::engine::{SESSION_FACTS, SessionFacts};
 use rea::catalog::generated::prompts::PromptName;
 use rea::catalog::render::LoadedCatalog;
-use rea::catalog::suggest;
 use rea::catalog::validate::Diagnostic;
+use rea::ground::suggest;
 
 use super::{CliError, LintFormat};
 

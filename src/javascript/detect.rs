@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::confined::{ConfinedDir, EntryKind, Node};
+use crate::ground::confined::{ConfinedDir, EntryKind, Node};
 
 /// Most directory entries examined.
 const MAX_ENTRIES: usize = 2000;
@@ -67,7 +67,7 @@ fn has_application_extension(path: &Path) -> bool {
 mod tests {
     use super::*;
 
-    use crate::confined::Roots;
+    use crate::ground::confined::Roots;
 
     fn looks(path: &Path) -> bool {
         looks_like_application(&Roots::default().open_dir(path).unwrap())

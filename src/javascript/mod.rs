@@ -74,7 +74,7 @@ pub fn analyze(
     options: &Options,
     progress: &dyn Progress,
 ) -> Result<Analysis, JsError> {
-    let input = Input::open(&crate::confined::Roots::default(), path)?;
+    let input = Input::open(&crate::ground::confined::Roots::default(), path)?;
     analyze_input(&input, options, progress)
 }
 

@@ -17,12 +17,13 @@
 
 use std::collections::BTreeMap;
 
-use rmcp::schemars::{self, JsonSchema};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::artifacts::model::{canonical_sha256, sha256_hex};
-use crate::session::canonical::without_null_members;
+use crate::artifacts::model::canonical_sha256;
+use crate::ground::canonical::without_null_members;
+use crate::ground::digest::sha256_hex;
 
 /// Current `Analysis::schema_version`.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -132,7 +133,7 @@ pub enum JsError {
     #[error("cannot read {path}: {reason}")]
     Io { path: String, reason: String },
     #[error(transparent)]
-    Open(#[from] crate::confined::OpenError),
+    Open(#[from] crate::ground::confined::OpenError),
     #[error("{path} is neither a directory nor an .asar archive")]
     NotAnApplication { path: String },
     #[error("the asar archive is malformed: {detail}")]

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::model::PackageInfo;
-use crate::session::canonical::nests_deeper_than;
+use crate::ground::canonical::nests_deeper_than;
 
 /// Largest JSON document read (package manifests, source maps' `sources`).
 pub const MAX_JSON_BYTES: usize = 1 << 20;

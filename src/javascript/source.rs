@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use crate::confined::{ConfinedDir, ConfinedFile, EntryKind, Node, OpenError, Roots};
+use crate::ground::confined::{ConfinedDir, ConfinedFile, EntryKind, Node, OpenError, Roots};
 
 use super::model::{InputFormat, JsError, Limits, content_sha256, directory_root_sha256};
 use crate::artifacts::asar::{

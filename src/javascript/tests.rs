@@ -891,7 +891,9 @@ fn progress_counts_every_parsed_file_and_odd_inputs_are_refused() {
     let missing = analyze(&t.path().join("nope"), &Options::default(), &Silent);
     assert!(matches!(
         missing,
-        Err(JsError::Open(crate::confined::OpenError::NotFound { .. }))
+        Err(JsError::Open(
+            crate::ground::confined::OpenError::NotFound { .. }
+        ))
     ));
 }
 
@@ -983,7 +985,7 @@ fn an_extractor_failure_costs_one_file_not_the_analysis() {
         run: flaky,
         stack_bytes: super::extract::EXTRACT_STACK_BYTES,
     };
-    let input = super::Input::open(&crate::confined::Roots::default(), t.path()).unwrap();
+    let input = super::Input::open(&crate::ground::confined::Roots::default(), t.path()).unwrap();
     let a = super::analyze_with(&input, &Options::default(), &Silent, extractor).unwrap();
     assert_eq!(a.coverage.files_parsed, 1);
     assert_eq!(a.coverage.files_not_parsed, 1);

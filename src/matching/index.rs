@@ -8,8 +8,8 @@
 //! range of keys; a range-minimum tree over their ranks yields the first
 //! hundred in answer order in `O(100 log n)`, however the range is spread.
 
-use crate::catalog::hidden::is_hidden;
-use crate::catalog::spec::MAX_VALUE_SCALARS;
+use crate::ground::hidden::MAX_VALUE_SCALARS;
+use crate::ground::hidden::is_hidden;
 
 use super::key as match_key;
 use super::min_tree::MinTree;

@@ -9,7 +9,7 @@
 use caseless::Caseless;
 use unicode_normalization::UnicodeNormalization;
 
-use crate::catalog::hidden::is_default_ignorable;
+use crate::ground::hidden::is_default_ignorable;
 
 /// The key of `s`. Idempotent: `key(&key(s)) == key(s)`.
 pub fn key(s: &str) -> String {

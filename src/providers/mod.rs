@@ -208,6 +208,16 @@ pub struct Segment {
     pub size: u64,
 }
 
+/// Which provider made an observation: its id (what `open_binary` and
+/// completion name), display name and version. Evidence records carry it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderIdentity {
+    pub id: String,
+    pub name: String,
+    pub version: String,
+}
+
 /// Summary facts of one document.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Overview {

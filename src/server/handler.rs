@@ -1,7 +1,7 @@
 //! `ServerHandler` glue. Every method validates its input, delegates to the
 //! catalog, completion or tools, and maps typed errors onto MCP.
 
-use crate::session::evidence::{EXCERPT_CHARS, excerpt};
+use crate::ground::text::{EXCERPT_CHARS, excerpt};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -20,8 +20,8 @@ use super::hub::Hub;
 use crate::catalog::engine::SessionFacts;
 use crate::catalog::generated::prompts::PromptName;
 use crate::catalog::spec::Effect;
-use crate::catalog::suggest;
 use crate::completion::{self, Answer};
+use crate::ground::suggest;
 use crate::session::{Interruption, Session, Watch};
 use crate::tools::{self, ToolName};
 

@@ -11,14 +11,13 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::confined::{ConfinedDir, ConfinedFile, Node, OpenError, Roots};
+use crate::ground::confined::{ConfinedDir, ConfinedFile, Node, OpenError, Roots};
 
 /// What `open_binary`, `rea doctor` and `rea analyze` say of a directory
 /// that is neither an `.app` bundle nor an application.
 pub const NO_ANALYSIS_APPLIES: &str = "no analysis applies to it: it is neither a macOS .app bundle nor a JavaScript application (no package.json, JavaScript, HTML or .asar file near its top)";
 
-/// Bound on the Info.plist we are willing to parse.
-pub(crate) const MAX_PLIST_BYTES: u64 = 1 << 20;
+use crate::artifacts::MAX_PLIST_BYTES;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AdmissionError {

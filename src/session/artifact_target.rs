@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use crate::confined::{ConfinedDir, ConfinedFile};
+use crate::ground::confined::{ConfinedDir, ConfinedFile};
 
 use super::evidence::Subject;
 use crate::artifacts::{self, ArtifactError, ArtifactFormat, Inspection, Limits};

@@ -16,14 +16,16 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::admission::AdmissionError;
-use super::canonical::{nests_deeper_than, to_canonical};
 use super::evidence::schema_error;
-use super::evidence::{EXCERPT_CHARS, Evidence, RecordError, excerpt, hex};
+use super::evidence::{Evidence, RecordError};
 use super::ledger::{Ledger, Recorded};
 use super::policy::write_atomically;
 use super::unknowns::{UnknownError, UnknownRevision, heads_acyclic, validate_fields};
 use super::{Session, SessionError};
-use crate::confined::OpenError;
+use crate::ground::canonical::{nests_deeper_than, to_canonical};
+use crate::ground::confined::OpenError;
+use crate::ground::digest::hex;
+use crate::ground::text::{EXCERPT_CHARS, excerpt};
 
 pub const BUNDLE_FORMAT: &str = "rea-evidence-bundle";
 pub const BUNDLE_VERSION: u64 = 1;

@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::evidence::{EXCERPT_CHARS, excerpt};
 use crate::capture::types::Network;
-use crate::confined::{ConfinedDir, ConfinedFile, Node, OpenError, Roots};
+use crate::ground::confined::{ConfinedDir, ConfinedFile, Node, OpenError, Roots};
+use crate::ground::text::{EXCERPT_CHARS, excerpt};
 
 /// Largest capture config file and `/etc/passwd` read.
 const MAX_SETTINGS_BYTES: u64 = 1 << 20;

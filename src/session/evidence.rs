@@ -1,12 +1,13 @@
 //! Evidence records: what a tool observed, content-addressed and carried
 //! inline in every successful tool result.
 
-use rmcp::schemars::{self, JsonSchema};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use super::canonical::{CanonicalError, to_canonical, without_null_members};
+use crate::ground::canonical::{CanonicalError, to_canonical, without_null_members};
+use crate::ground::digest::hex;
 
 /// How directly a record reflects the artifact.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -29,13 +30,8 @@ pub struct Subject {
     pub architecture: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ProviderIdentity {
-    pub id: String,
-    pub name: String,
-    pub version: String,
-}
+/// Which provider made a record; providers state it of themselves.
+pub use crate::providers::ProviderIdentity;
 
 /// A location the record points at.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -249,21 +245,6 @@ impl Confidence {
     }
 }
 
-/// Lowercase hex of a digest.
-pub fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
-}
-
-/// Most characters of caller- or file-supplied text an error message
-/// repeats: enough to recognise an ID, a member name or a path.
-pub const EXCERPT_CHARS: usize = 80;
-
 /// What is wrong with JSON that does not fit a schema, without repeating
 /// any of it: serde's messages quote unknown names and wrong values read
 /// from the input, so only a missing field (the schema's own name) and the
@@ -288,8 +269,6 @@ pub fn schema_error(e: &serde_json::Error) -> String {
         line => format!("{kind} (line {line}, column {})", e.column()),
     }
 }
-
-pub use crate::text::excerpt;
 
 /// Whether `s` has the shape of an Evidence ID.
 pub fn is_evidence_id(s: &str) -> bool {

@@ -11,7 +11,6 @@ mod analysis;
 pub mod artifact_records;
 pub mod artifact_target;
 pub mod bundle;
-pub mod canonical;
 pub mod capture_policy;
 pub mod capture_records;
 pub mod deep;
@@ -462,12 +461,14 @@ impl Opener {
         let admitted = admission::admit(path, &self.read_roots)?;
         let size = admitted.file.len();
         if size > self.policy.max_target_bytes {
-            return Err(AdmissionError::from(crate::confined::OpenError::TooLarge {
-                path: admitted.file_path.display().to_string(),
-                size,
-                limit: self.policy.max_target_bytes,
-            })
-            .into());
+            return Err(
+                AdmissionError::from(crate::ground::confined::OpenError::TooLarge {
+                    path: admitted.file_path.display().to_string(),
+                    size,
+                    limit: self.policy.max_target_bytes,
+                })
+                .into(),
+            );
         }
         let io = |e: std::io::Error| ArtifactError::Io {
             path: admitted.requested.display().to_string(),
@@ -612,7 +613,7 @@ mod open_tests {
         assert!(session.target().is_none());
         // Uninterrupted, the same file opens with its whole-file identity.
         let opened = session.opener().open(&path, None, &Watch::quiet()).unwrap();
-        let expected = crate::confined::Roots::default()
+        let expected = crate::ground::confined::Roots::default()
             .open_file(&path)
             .unwrap()
             .sha256(&mut |_, _| true)

@@ -5,9 +5,9 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use crate::confined::{self, OpenError, Roots, WriteTarget};
+use crate::ground::confined::{self, OpenError, Roots, WriteTarget};
 
-use super::evidence::{EXCERPT_CHARS, excerpt};
+use crate::ground::text::{EXCERPT_CHARS, excerpt};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum WriteError {
@@ -137,7 +137,7 @@ impl WriteRoots {
 }
 
 /// Writes `bytes` to `destination` atomically (see
-/// [`confined::write_atomically`](crate::confined::write_atomically)):
+/// [`confined::write_atomically`](crate::ground::confined::write_atomically)):
 /// without `overwrite`, a file that appeared meanwhile is not replaced.
 pub fn write_atomically(
     destination: &Destination,

@@ -12,7 +12,7 @@
 
 use std::os::fd::AsFd;
 
-use crate::confined::ConfinedFile;
+use crate::ground::confined::ConfinedFile;
 use std::path::Path;
 
 use rmcp::model::JsonObject;

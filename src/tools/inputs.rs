@@ -2,12 +2,12 @@
 //! `tools/list`; unknown fields are rejected.
 
 use rmcp::model::JsonObject;
-use rmcp::schemars::{self, JsonSchema};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use super::ToolError;
-use crate::session::evidence::{EXCERPT_CHARS, excerpt};
+use crate::ground::text::{EXCERPT_CHARS, excerpt};
 use crate::session::unknowns::{Probe, Relationship, Resolution, Severity, Status};
 use crate::session::{Authority, Confidence};
 

@@ -35,8 +35,8 @@ use serde_json::{Value, json};
 
 pub use crate::catalog::generated::tools::{CATALOG, ToolName};
 use crate::catalog::spec::{Effect, ToolSpec};
+use crate::ground::canonical::without_null_members;
 use crate::providers::native::Progress;
-use crate::session::canonical::without_null_members;
 use crate::session::{Evidence, EvidenceDraft, Session};
 pub use errors::ToolError;
 

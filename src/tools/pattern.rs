@@ -12,7 +12,6 @@ use serde::Deserialize;
 
 use super::ToolError;
 use crate::matching::key::key;
-use rmcp::schemars;
 
 pub const MAX_PATTERN_CHARS: usize = 256;
 const REGEX_SIZE_LIMIT: usize = 1 << 20;

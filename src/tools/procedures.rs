@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use super::inputs::{ProcedureAddressInput, SearchInput};
 use super::search::Search;
 use super::{HandlerResult, ToolError, ToolName};
-use crate::catalog::suggest;
+use crate::ground::suggest;
 use crate::providers::{Procedure, Source, format_address};
 use crate::session::{ProcedureIndex, Session};
 

@@ -8,8 +8,8 @@ use super::inputs::{
 };
 use super::paging::PageRequest;
 use super::{HandlerResult, ToolError, ToolName};
+use crate::ground::text::{EXCERPT_CHARS, excerpt};
 use crate::session::Session;
-use crate::session::evidence::{EXCERPT_CHARS, excerpt};
 use crate::session::unknowns::{RecordRequest, Status, UnknownState, UpdateRequest, is_unknown_id};
 
 /// A malformed ID is the caller's mistake, not a missing unknown.

@@ -524,7 +524,7 @@ pub fn recomputed_evidence_id(answer: &Value) -> String {
         "parameters": header["parameters"],
         "result": answer["result"],
     });
-    let canonical = rea::session::canonical::to_canonical(&projection).expect("no floats");
+    let canonical = rea::ground::canonical::to_canonical(&projection).expect("no floats");
     let digest = Sha256::digest(canonical.as_bytes());
     let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
     format!("ev_{hex}")

@@ -13,6 +13,7 @@ use flate2::Crc;
 use flate2::write::DeflateEncoder;
 
 use super::*;
+pub(super) use crate::ground::digest::sha256_hex;
 
 /// One entry of a hand-built zip.
 #[derive(Clone)]
@@ -156,5 +157,10 @@ pub(super) fn by_path<'a>(i: &'a Inspection, path: &str) -> &'a Occurrence {
 
 /// The sniffed format of the file at `path`, opened as the server opens.
 pub(super) fn sniff_at(path: &std::path::Path) -> Option<ArtifactFormat> {
-    sniff(&crate::confined::Roots::default().open_file(path).unwrap()).unwrap()
+    sniff(
+        &crate::ground::confined::Roots::default()
+            .open_file(path)
+            .unwrap(),
+    )
+    .unwrap()
 }

@@ -85,7 +85,7 @@ fn place_descriptors(scenario: &Scenario, inherited: bool) -> Result<bool, Captu
     };
     if !inherited {
         use std::os::fd::IntoRawFd;
-        let roots = crate::confined::Roots::default();
+        let roots = crate::ground::confined::Roots::default();
         let executable = roots
             .open_file(&scenario.executable)
             .map_err(|e| spawn_error("executable", &e))?

@@ -5,7 +5,7 @@ use sha2::{Digest, Sha256};
 
 use crate::capture::redact::Secrets;
 use crate::capture::types::Stream;
-use crate::session::evidence::hex;
+use crate::ground::digest::hex;
 
 #[derive(Debug)]
 pub struct Collector {

@@ -13,9 +13,9 @@ use oxc_ast::ast::{
 };
 use oxc_span::{GetSpan, Span};
 
+use crate::ground::text::excerpt;
 use crate::javascript::facts::StringHint;
 use crate::javascript::model::EXCERPT_CHARS;
-use crate::session::evidence::excerpt;
 
 /// Most expression nodes one evaluation looks at.
 const NODE_BUDGET: usize = 512;

@@ -37,14 +37,12 @@ pub(crate) mod fixtures;
 #[cfg(test)]
 mod tests;
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use memmap2::Mmap;
-use sha2::{Digest, Sha256};
 
-use crate::confined::ConfinedFile;
+use crate::ground::confined::ConfinedFile;
 
 use super::code::{CallEdge, FunctionDossier, UnresolvedKind, Xref};
 use super::{Format, Inventory, Overview, ProviderError};
@@ -196,7 +194,7 @@ impl NativeImage {
     /// benches). The session opens beneath its read roots and calls
     /// [`NativeImage::from_file`].
     pub fn open(path: &Path) -> Result<NativeImage, ProviderError> {
-        let file = crate::confined::Roots::default()
+        let file = crate::ground::confined::Roots::default()
             .open_file(path)
             .map_err(|e| ProviderError::Io {
                 path: path.display().to_string(),
@@ -249,7 +247,7 @@ impl NativeImage {
 
     pub fn sha256(&self) -> &str {
         self.sha256
-            .get_or_init(|| hex(&Sha256::digest(&self.map[..])))
+            .get_or_init(|| crate::ground::digest::sha256_hex(&self.map[..]))
     }
 
     pub fn documents(&self) -> &[DocumentInfo] {
@@ -570,7 +568,7 @@ impl NativeImage {
                 "any of the libraries the file needs may provide them: {}",
                 needed
                     .iter()
-                    .map(|name| crate::text::excerpt(name, 128))
+                    .map(|name| crate::ground::text::excerpt(name, 128))
                     .collect::<Vec<_>>()
                     .join(", ")
             )
@@ -755,13 +753,4 @@ fn malformed(path: &Path, format: Format, reason: impl std::fmt::Display) -> Pro
         format: format.as_str(),
         reason: reason.to_string(),
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    let mut text = String::with_capacity(bytes.len() * 2);
-    for byte in bytes {
-        // Writing to a String cannot fail.
-        let _ = write!(text, "{byte:02x}");
-    }
-    text
 }

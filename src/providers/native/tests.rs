@@ -10,7 +10,8 @@ use sha2::{Digest, Sha256};
 use super::fixtures::{
     self, ELF_ENTRY, ELF_TEXT, MACHO_TEXT, TempFile, run, skip_or_fail, temp_file, tool_available,
 };
-use super::{NativeImage, documents::architecture_name, hex};
+use super::{NativeImage, documents::architecture_name};
+use crate::ground::digest::hex;
 use crate::providers::{Format, Inventory, Procedure, ProviderError, format_address};
 
 // ---------------------------------------------------------------- support

@@ -24,7 +24,7 @@ use super::pipe::{Process, ReadFailure};
 use super::target_path::check_target_path;
 use super::{MAX_PROCEDURES, PROVIDER_ID, Radare2Error};
 use super::{dossier, inventory};
-use crate::session::ProviderIdentity;
+use crate::providers::ProviderIdentity;
 
 /// Default deadline for loading the file and for analysis passes (`aa`, `af`).
 pub const DEFAULT_ANALYSIS_TIMEOUT: Duration = Duration::from_secs(60);
@@ -182,7 +182,7 @@ impl Radare2Session {
         launcher: Launcher,
         options: Radare2Options,
     ) -> Result<Radare2Session, Radare2Error> {
-        let file = crate::confined::Roots::default()
+        let file = crate::ground::confined::Roots::default()
             .open_file(target)
             .map_err(|e| Radare2Error::UnsafePath {
                 path: target.display().to_string(),

@@ -18,13 +18,14 @@ mod validate;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use rmcp::schemars::{self, JsonSchema};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use super::canonical::to_canonical;
-use super::evidence::{Authority, Confidence, hex};
+use super::evidence::{Authority, Confidence};
+use crate::ground::canonical::to_canonical;
+use crate::ground::digest::hex;
 
 pub use ops::{RecordRequest, UpdateRequest, Verification};
 pub use validate::UnknownError;

@@ -406,7 +406,7 @@ fn an_unknown_recorded_on_an_open_archive_is_scoped_to_it() {
     let mut session = Session::default();
     let opened = session.open(&path, None).unwrap();
     assert!(opened.binary.is_none(), "an ar archive has no code view");
-    let sha256 = crate::session::evidence::hex(&sha2::Sha256::digest(&bytes));
+    let sha256 = crate::ground::digest::hex(&sha2::Sha256::digest(&bytes));
     let (head, evidence) = session
         .record_unknown(RecordRequest {
             question: "What does the archive ship?".into(),

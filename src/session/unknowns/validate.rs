@@ -7,9 +7,8 @@ use super::{
     Disposition, MAX_EVIDENCE_REFS, MAX_PROBES, MAX_RELATIONSHIPS, RelationKind, Status,
     UnknownRevision, UnknownState, is_unknown_id,
 };
-use crate::session::evidence::{
-    EXCERPT_CHARS, UNKNOWN_REGISTRY_PROVIDER, authority, excerpt, is_evidence_id,
-};
+use crate::ground::text::{EXCERPT_CHARS, excerpt};
+use crate::session::evidence::{UNKNOWN_REGISTRY_PROVIDER, authority, is_evidence_id};
 use crate::session::ledger::{Ledger, LedgerError};
 
 const MAX_RATIONALE_CHARS: usize = 2000;

@@ -9,8 +9,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::super::procedures::parse_address;
+use crate::ground::text::{EXCERPT_CHARS, excerpt};
 use crate::session::Evidence;
-use crate::session::evidence::{EXCERPT_CHARS, excerpt};
 
 /// Why a record cannot be read as a function dossier.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -253,7 +253,7 @@ fn multiset_details(delta: &MultisetDelta<String>, key: &str) -> Value {
 }
 
 fn echo(text: &str) -> String {
-    crate::session::evidence::excerpt(text, STRING_ECHO)
+    crate::ground::text::excerpt(text, STRING_ECHO)
 }
 
 /// The callee dimension and whether any callee had no name.

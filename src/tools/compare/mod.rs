@@ -32,7 +32,8 @@ mod normalize;
 mod verify;
 
 use super::{HandlerResult, ToolName};
-use crate::session::evidence::{EXCERPT_CHARS, excerpt, is_evidence_id};
+use crate::ground::text::{EXCERPT_CHARS, excerpt};
+use crate::session::evidence::is_evidence_id;
 use crate::session::{Confidence, Evidence, EvidenceDraft, Session, native_identity};
 
 pub use dossier::DossierError;

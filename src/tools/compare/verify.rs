@@ -15,8 +15,9 @@ use std::collections::BTreeSet;
 use serde_json::{Value, json};
 
 use super::{ComparisonStatus, fetch, read_comparison, record_derived};
+use crate::ground::text::{EXCERPT_CHARS, excerpt};
 use crate::session::Session;
-use crate::session::evidence::{EXCERPT_CHARS, excerpt, is_evidence_id};
+use crate::session::evidence::is_evidence_id;
 use crate::tools::inputs::{ClaimSpec, ExpectedOutcome, VerifyReconstructionInput};
 use crate::tools::{HandlerResult, ToolError, ToolName};
 

@@ -18,9 +18,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde_json::{Map, Value, json};
 
 use super::{ANALYZE_OPERATION, GRAPH_OPERATION, encode};
+use crate::ground::text::{EXCERPT_CHARS, excerpt};
 use crate::javascript::{self, Analysis, Input, InputFormat, Limits, Options};
 use crate::providers::native::Progress;
-use crate::session::evidence::{EXCERPT_CHARS, excerpt};
 use crate::session::{
     Confidence, EvidenceDraft, Location, ReadRoots, Session, Subject, native_identity,
 };
@@ -290,7 +290,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("app.asar");
         std::fs::write(&file, b"x").unwrap();
-        let roots = crate::confined::Roots::default();
+        let roots = crate::ground::confined::Roots::default();
         let detect =
             |path: &Path, asked| check_format(&Input::open(&roots, path).unwrap(), path, asked);
         assert_eq!(

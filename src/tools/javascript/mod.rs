@@ -21,8 +21,8 @@ mod testkit;
 use serde::Serialize;
 
 use super::ToolError;
+use crate::ground::text::{EXCERPT_CHARS, excerpt};
 use crate::javascript::{Analysis, Node, NodeKind};
-use crate::session::evidence::{EXCERPT_CHARS, excerpt};
 use crate::session::{Evidence, Session};
 
 pub(crate) use analyze::analyze_javascript_application as analyze;

@@ -55,7 +55,7 @@
 //! tables both decodings share; [`utf8`] and [`utf16le`] are the two
 //! scanners.
 //!
-//! [`is_hidden`]: crate::catalog::hidden::is_hidden
+//! [`is_hidden`]: crate::ground::hidden::is_hidden
 
 mod collector;
 mod printable;

@@ -5,7 +5,7 @@
 
 use std::sync::LazyLock;
 
-use crate::catalog::hidden::is_hidden;
+use crate::ground::hidden::is_hidden;
 
 /// Printable characters of Latin-1 (as bytes): tab, U+0020–U+007E and
 /// U+00A0–U+00FF except the soft hyphen U+00AD (`printable_slow` on

@@ -6,6 +6,11 @@
 
 use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
 
+/// Largest value a reader is shown as an argument or a completion choice,
+/// in Unicode scalar values: prompt arguments longer than this are refused,
+/// and longer completion candidates are never offered.
+pub const MAX_VALUE_SCALARS: usize = 4096;
+
 /// Default_Ignorable_Code_Point ranges from Unicode's DerivedCoreProperties.txt.
 /// They render as nothing, so they can hide text or split a word invisibly.
 pub const DEFAULT_IGNORABLE: &[(u32, u32)] = &[

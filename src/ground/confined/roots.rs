@@ -10,7 +10,7 @@ use cap_std::fs::Dir;
 
 use super::handle::{self, ConfinedDir, Node};
 use super::{ConfinedFile, OpenError};
-use crate::text::{PATH_CHARS, excerpt};
+use crate::ground::text::{PATH_CHARS, excerpt};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{label} root {path} cannot be used: {reason}")]

@@ -11,5 +11,9 @@ pub fn excerpt(text: &str, max: usize) -> String {
     }
 }
 
+/// Most characters of caller- or file-supplied text an error message
+/// repeats: enough to recognise an ID, a member name or a path.
+pub const EXCERPT_CHARS: usize = 80;
+
 /// How many characters of a path a message quotes.
 pub const PATH_CHARS: usize = 320;

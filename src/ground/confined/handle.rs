@@ -294,7 +294,7 @@ impl ConfinedDir {
             self.shown.clone()
         } else {
             let joined = format!("{}/{}", self.shown.trim_end_matches('/'), rel.display());
-            crate::text::excerpt(&joined, crate::text::PATH_CHARS)
+            crate::ground::text::excerpt(&joined, crate::ground::text::PATH_CHARS)
         }
     }
 
