@@ -1,7 +1,8 @@
 //! Compiles the two declarative catalogs into typed Rust.
 //!
-//! - `src/tools/catalog.toml` becomes the `ToolName` enum (the server matches
-//!   on it exhaustively, so a tool without a handler does not compile).
+//! - `src/tools/catalog.toml` becomes the `ToolName` enum and the tool
+//!   registry, which names each entry's `impl Tool` (in the entry's
+//!   `module`), so a tool without its implementation does not compile.
 //! - `prompts/` is checked by the same validator `rea prompts lint` runs; any
 //!   diagnostic fails the build with `file:line:col`. A valid catalog becomes
 //!   `PromptName`, one typed argument struct per prompt and the embedded
@@ -48,6 +49,7 @@ fn main() {
     let tools = read_tool_catalog(&manifest.join("src/tools/catalog.toml"));
     let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
     write_formatted(&out.join("tools_gen.rs"), tool_code(&names));
+    write_formatted(&out.join("tool_registry.rs"), registry_code(&tools));
 
     // Relative, so diagnostics read `prompts/<file>:line:col` (build scripts run in the manifest dir).
     let prompts_dir = PathBuf::from("prompts");
@@ -95,15 +97,17 @@ fn read_tool_catalog(path: &Path) -> Vec<spec::ToolSpec> {
     });
     let mut seen = BTreeSet::new();
     for tool in &catalog.tools {
-        let valid = tool
-            .name
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_lowercase())
-            && tool
-                .name
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        let valid = is_snake_case(&tool.name);
+        if !is_snake_case(&tool.module) {
+            let offset = text.find(&format!("\"{}\"", tool.module)).unwrap_or(0);
+            let (line, col) = validate::line_col(&text, offset);
+            eprintln!(
+                "{}:{line}:{col}: error: the module of `{}` must be a snake_case module of crate::tools",
+                path.display(),
+                tool.name
+            );
+            std::process::exit(1);
+        }
         if !valid || !seen.insert(tool.name.clone()) {
             let offset = text.find(&format!("\"{}\"", tool.name)).unwrap_or(0);
             let (line, col) = validate::line_col(&text, offset);
@@ -125,6 +129,13 @@ fn write_formatted(path: &Path, tokens: TokenStream) {
         prettyplease::unparse(&file)
     );
     std::fs::write(path, code).expect("OUT_DIR is writable");
+}
+
+fn is_snake_case(name: &str) -> bool {
+    name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }
 
 fn camel(name: &str) -> Ident {
@@ -178,6 +189,63 @@ fn tool_code(tools: &[String]) -> TokenStream {
         /// The catalog source, parsed at start-up for titles, descriptions and effects.
         pub const CATALOG_TOML: &str =
             include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/src/tools/catalog.toml"));
+    }
+}
+
+/// The registry `src/tools/registry.rs` includes: for every catalog entry,
+/// the `impl Tool` of the same name (CamelCase, in `crate::tools::<module>`)
+/// serves the schema and runs the call. A missing implementation, or one whose
+/// `NAME` is another entry's, fails to compile.
+fn registry_code(tools: &[spec::ToolSpec]) -> TokenStream {
+    let variants: Vec<Ident> = tools.iter().map(|t| camel(&t.name)).collect();
+    let implementations: Vec<TokenStream> = tools
+        .iter()
+        .map(|t| {
+            let module = ident(&t.module);
+            let name = camel(&t.name);
+            quote!(super::#module::#name)
+        })
+        .collect();
+    let messages: Vec<String> = tools
+        .iter()
+        .map(|t| {
+            let name = camel(&t.name);
+            format!("the impl Tool for {name} must say NAME = ToolName::{name}")
+        })
+        .collect();
+    quote! {
+        use std::sync::Arc;
+
+        use rmcp::model::JsonObject;
+
+        use super::tool::{Call, Tool, run_tool, schema_of};
+        use super::{HandlerResult, ToolName};
+
+        /// Whether an implementation's `NAME` is the entry it is registered for.
+        const fn names_match(implemented: ToolName, registered: ToolName) -> bool {
+            implemented as usize == registered as usize
+        }
+
+        #(
+            const _: () = assert!(
+                names_match(#implementations::NAME, ToolName::#variants),
+                #messages
+            );
+        )*
+
+        /// The schema `tools/list` serves for a tool: its `Input`'s.
+        pub(super) fn input_schema(tool: ToolName) -> Arc<JsonObject> {
+            match tool {
+                #(ToolName::#variants => schema_of::<#implementations>(),)*
+            }
+        }
+
+        /// Parses a call's arguments into the tool's `Input` and runs it.
+        pub(super) fn run(tool: ToolName, arguments: JsonObject, call: &Call<'_>) -> HandlerResult {
+            match tool {
+                #(ToolName::#variants => run_tool::<#implementations>(arguments, call),)*
+            }
+        }
     }
 }
 

@@ -337,6 +337,7 @@ mod tests {
     fn tools() -> Vec<super::super::spec::ToolSpec> {
         let tool = |name: &str, parameters: &[&str]| super::super::spec::ToolSpec {
             name: name.to_string(),
+            module: String::new(),
             title: String::new(),
             description: String::new(),
             effects: Vec::new(),

@@ -108,6 +108,9 @@ pub struct ToolCatalogSpec {
 #[serde(deny_unknown_fields)]
 pub struct ToolSpec {
     pub name: String,
+    /// The module of `crate::tools` that holds (or re-exports) the tool's
+    /// `impl Tool`, a snake_case identifier; the generated registry names it.
+    pub module: String,
     pub title: String,
     pub description: String,
     /// What calling the tool may do. Empty means a pure read of session state.

@@ -22,8 +22,8 @@ use crate::catalog::generated::prompts::PromptName;
 use crate::catalog::spec::Effect;
 use crate::completion::{self, Answer};
 use crate::ground::suggest;
-use crate::session::{Interruption, Session, Watch};
-use crate::tools::{self, ToolName};
+use crate::session::{Interruption, Session};
+use crate::tools::{self, Call, ToolName};
 
 static CONNECTIONS: AtomicU64 = AtomicU64::new(1);
 
@@ -293,36 +293,19 @@ impl ServerHandler for ReaServer {
                     let _ = sender.send((done, total));
                 }
             };
-            if tool == ToolName::OpenBinary {
-                // Opening hashes the whole file: it runs without the
-                // session lock, and stops on cancellation or the deadline.
-                let started = Instant::now();
-                let interrupted = || {
-                    if cancelled.is_cancelled() {
-                        Some(Interruption::Cancelled)
-                    } else if started.elapsed() > deadline {
-                        Some(Interruption::TimedOut(deadline))
-                    } else {
-                        None
-                    }
-                };
-                let watch = Watch {
-                    progress: &report,
-                    interrupted: &interrupted,
-                };
-                return tools::call_open_binary(arguments, &session, &watch);
-            }
-            if tool == ToolName::AnalyzeJavascriptApplication {
-                return tools::call_analyze_unlocked(arguments, &session, &report);
-            }
-            if tool == ToolName::CaptureProcessScenario {
-                return tools::call_capture_unlocked(arguments, &session);
-            }
-            // A first call on a large document indexes it: that happens
-            // before the lock is taken.
-            tools::prepare(tool, &arguments, &session, &report);
-            let mut session = session.lock().unwrap_or_else(|p| p.into_inner());
-            tools::call(tool, arguments, &mut session, &report)
+            // Long work (opening, indexing, reading an application,
+            // running a program) stops on cancellation or the deadline.
+            let started = Instant::now();
+            let interrupted = || {
+                if cancelled.is_cancelled() {
+                    Some(Interruption::Cancelled)
+                } else if started.elapsed() > deadline {
+                    Some(Interruption::TimedOut(deadline))
+                } else {
+                    None
+                }
+            };
+            tools::call(tool, arguments, &Call::new(&session, &report, &interrupted))
         })
         .await
         .map_err(|e| ErrorData::internal_error(format!("tool task failed: {e}"), None))?;

@@ -10,6 +10,8 @@
 //! parameters carry the redacted scenario, the engine redacts output, and
 //! error messages are scrubbed of every environment value.
 
+use crate::tools::ToolName;
+use crate::tools::tool::{Call, Tool};
 use std::os::fd::AsFd;
 
 use crate::ground::confined::ConfinedFile;
@@ -24,9 +26,7 @@ use crate::capture::redact::Secrets;
 use crate::capture::{self, RunAs, Scenario};
 use crate::providers::native::NativeImage;
 use crate::session::capture_records::CAPTURE_PROCESS_SCENARIO;
-use crate::session::{
-    CapturePolicy, Confidence, EvidenceDraft, ProviderIdentity, Session, Subject,
-};
+use crate::session::{CapturePolicy, Confidence, EvidenceDraft, ProviderIdentity, Subject};
 
 /// Longest question, in characters.
 const MAX_QUESTION_CHARS: usize = 1000;
@@ -69,25 +69,26 @@ fn scrub(text: &str, values: &[String]) -> String {
     })
 }
 
-/// The `capture_process_scenario` handler.
-pub(crate) fn capture(input: CaptureProcessScenarioInput, session: &mut Session) -> HandlerResult {
-    let draft = capture_draft(input, &session.capture_policy().clone())?;
-    super::recorded(session, draft)
-}
-
-/// The same without holding the session while the program runs (up to its
-/// timeout): the lock is taken only for the policy and, at the end, to
+/// Runs without holding the session while the program runs (up to its
+/// timeout): the session is held only for the policy and, at the end, to
 /// record the Evidence.
-pub(crate) fn capture_unlocked(
-    input: CaptureProcessScenarioInput,
-    session: &std::sync::Mutex<Session>,
-) -> HandlerResult {
-    super::without_lock(
-        session,
-        |s| s.capture_policy().clone(),
-        |policy| capture_draft(input, &policy),
-        super::recorded,
-    )
+pub struct CaptureProcessScenario;
+
+impl Tool for CaptureProcessScenario {
+    const NAME: ToolName = ToolName::CaptureProcessScenario;
+    type Input = CaptureProcessScenarioInput;
+
+    fn parse(arguments: JsonObject) -> Result<CaptureProcessScenarioInput, ToolError> {
+        parse(arguments)
+    }
+
+    fn run(input: CaptureProcessScenarioInput, call: &Call<'_>) -> HandlerResult {
+        call.without_lock(
+            |s| s.capture_policy().clone(),
+            |policy| capture_draft(input, &policy),
+            super::recorded,
+        )
+    }
 }
 
 /// Runs the scenario the policy allows and describes it as Evidence.

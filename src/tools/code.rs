@@ -1,6 +1,7 @@
 //! Code tools: which procedure holds an address, a function's dossier,
 //! references to an address, and a procedure's callers and callees.
 
+use crate::tools::tool::{Call, Tool};
 use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
@@ -9,74 +10,18 @@ use super::inputs::{
     AnalyzeFunctionInput, ProcedureCallsInput, ResolveContainingProcedureInput, XrefsInput,
 };
 use super::paging::PageRequest;
-use super::procedures::{parse_address, resolve};
+use super::shared::listing::{block_line, instruction_line};
+use super::shared::procedures::{Scope, import_facts, parse_address, procedure_ref, resolve};
 use super::{HandlerResult, ToolError, ToolName};
-use crate::providers::code::{CallEdge, CallKind, Flow, FunctionDossier, Instruction};
+use crate::providers::code::{CallEdge, CallKind, Flow, FunctionDossier};
 use crate::providers::format_address;
 use crate::providers::native::{Containment, PointerUses, Progress, StringTable};
-use crate::session::{ActiveTarget, ProcedureIndex, Session};
+use crate::session::{ProcedureIndex, Session};
 
 /// Default and cap of `analyze_function`'s listing.
 const DEFAULT_MAX_INSTRUCTIONS: u32 = 300;
 /// Most callers a dossier lists (the total is always given).
 const DOSSIER_CALLERS: usize = 50;
-
-/// `{address, name?}` of the procedure starting at `entry`.
-pub(crate) fn procedure_ref(index: &ProcedureIndex, entry: u64) -> Value {
-    let mut value = json!({"address": format_address(entry)});
-    if let Some(name) = index.procedure_at(entry).and_then(|p| p.name.as_ref()) {
-        value["name"] = json!(name);
-    }
-    value
-}
-
-/// The common opening of every code tool: target, document index and name,
-/// and the procedure index (built with progress reporting).
-pub(crate) struct Scope {
-    pub target: std::sync::Arc<ActiveTarget>,
-    pub document: usize,
-    pub name: String,
-    pub index: std::sync::Arc<ProcedureIndex>,
-}
-
-impl Scope {
-    pub fn open(
-        session: &Session,
-        document: Option<&str>,
-        progress: Progress<'_>,
-    ) -> Result<Scope, ToolError> {
-        let target = session.require_target()?.clone();
-        let document = session.document_index(document)?;
-        let name = target.image.documents()[document].name.clone();
-        let index = target.procedure_index_with_progress(document, progress)?;
-        Ok(Scope {
-            target,
-            document,
-            name,
-            index,
-        })
-    }
-
-    /// Records an observation of this document and returns the result with it.
-    pub fn observe(
-        &self,
-        session: &mut Session,
-        tool: ToolName,
-        parameters: Value,
-        result: Value,
-        limitations: Vec<String>,
-    ) -> HandlerResult {
-        let draft = self.target.observation(
-            tool.as_str(),
-            self.target.document_subject(self.document),
-            parameters,
-            result.clone(),
-            limitations,
-        );
-        let evidence = session.record(draft)?;
-        Ok((result, Some(evidence)))
-    }
-}
 
 fn address_argument(text: &str) -> Result<u64, ToolError> {
     parse_address(text.trim()).ok_or_else(|| {
@@ -87,159 +32,139 @@ fn address_argument(text: &str) -> Result<u64, ToolError> {
     })
 }
 
-pub(crate) fn resolve_containing_procedure(
-    input: ResolveContainingProcedureInput,
-    session: &mut Session,
-    progress: Progress<'_>,
-) -> HandlerResult {
-    let address = address_argument(&input.address)?;
-    let scope = Scope::open(session, input.document.as_deref(), progress)?;
-    let location = scope.target.locate(scope.document, address)?;
-    let spelled = format_address(address);
-    let (start, end) = match location.containment {
-        Containment::Procedure { start, end, .. } => (start, end),
-        Containment::NotInProcedure | Containment::NotCode if !location.mapped => {
-            return Err(ToolError::new(
-                "outside_segments",
-                format!("{spelled} is not inside any segment of {}", scope.name),
-                "Check the address: for a crash PC, subtract the module's load address and add its \
+pub struct ResolveContainingProcedure;
+
+impl Tool for ResolveContainingProcedure {
+    const NAME: ToolName = ToolName::ResolveContainingProcedure;
+    const BUILDS_INDEX: bool = true;
+    type Input = ResolveContainingProcedureInput;
+
+    fn run(input: ResolveContainingProcedureInput, call: &Call<'_>) -> HandlerResult {
+        let session = &mut *call.session();
+        let progress = call.progress;
+        let address = address_argument(&input.address)?;
+        let scope = Scope::open(session, input.document.as_deref(), progress)?;
+        let location = scope.target.locate(scope.document, address)?;
+        let spelled = format_address(address);
+        let (start, end) = match location.containment {
+            Containment::Procedure { start, end, .. } => (start, end),
+            Containment::NotInProcedure | Containment::NotCode if !location.mapped => {
+                return Err(ToolError::new(
+                    "outside_segments",
+                    format!("{spelled} is not inside any segment of {}", scope.name),
+                    "Check the address: for a crash PC, subtract the module's load address and add its \
                  link-time base (inspect_binary_layout lists segments).",
-            ));
-        }
-        Containment::NotInProcedure => {
-            return Err(ToolError::new(
-                "not_in_procedure",
-                format!(
-                    "{spelled} is in executable code of {} that no known procedure covers",
-                    scope.name
-                ),
-                "Try analyze_function on the nearest procedure below it (list_procedures), or bind \
+                ));
+            }
+            Containment::NotInProcedure => {
+                return Err(ToolError::new(
+                    "not_in_procedure",
+                    format!(
+                        "{spelled} is in executable code of {} that no known procedure covers",
+                        scope.name
+                    ),
+                    "Try analyze_function on the nearest procedure below it (list_procedures), or bind \
                  a deep provider whose analysis may know more procedures.",
-            ));
+                ));
+            }
+            Containment::NotCode => {
+                return Err(ToolError::new(
+                    "not_in_procedure",
+                    format!(
+                        "{spelled} is mapped{} but is not executable code",
+                        location
+                            .segment
+                            .as_deref()
+                            .map(|s| format!(" (segment {s})"))
+                            .unwrap_or_default()
+                    ),
+                    "If this is data, find the code that uses it with xrefs.",
+                ));
+            }
+        };
+        // Without a stated size the extent runs to the next known start, so it
+        // may cover a procedure nobody found: say which kind of end this is.
+        let stated = scope
+            .index
+            .procedure_at(start)
+            .is_some_and(|p| p.size.is_some());
+        let mut result = json!({
+            "document": scope.name,
+            "address": spelled,
+            "procedure": procedure_ref(&scope.index, start),
+            "procedure_end": format_address(end),
+            "extent": if stated { "stated_size" } else { "until_next_start" },
+            "offset": address - start,
+        });
+        if let Some(segment) = &location.segment {
+            result["segment"] = json!(segment);
         }
-        Containment::NotCode => {
-            return Err(ToolError::new(
-                "not_in_procedure",
-                format!(
-                    "{spelled} is mapped{} but is not executable code",
-                    location
-                        .segment
-                        .as_deref()
-                        .map(|s| format!(" (segment {s})"))
-                        .unwrap_or_default()
-                ),
-                "If this is data, find the code that uses it with xrefs.",
-            ));
-        }
-    };
-    // Without a stated size the extent runs to the next known start, so it
-    // may cover a procedure nobody found: say which kind of end this is.
-    let stated = scope
-        .index
-        .procedure_at(start)
-        .is_some_and(|p| p.size.is_some());
-    let mut result = json!({
-        "document": scope.name,
-        "address": spelled,
-        "procedure": procedure_ref(&scope.index, start),
-        "procedure_end": format_address(end),
-        "extent": if stated { "stated_size" } else { "until_next_start" },
-        "offset": address - start,
-    });
-    if let Some(segment) = &location.segment {
-        result["segment"] = json!(segment);
-    }
-    let parameters = json!({"document": scope.name, "address": spelled});
-    scope.observe(
-        session,
-        ToolName::ResolveContainingProcedure,
-        parameters,
-        result,
-        Vec::new(),
-    )
-}
-
-pub(crate) fn analyze_function(
-    input: AnalyzeFunctionInput,
-    session: &mut Session,
-    progress: Progress<'_>,
-) -> HandlerResult {
-    let max = input.max_instructions.unwrap_or(DEFAULT_MAX_INSTRUCTIONS);
-    if !(1..=20_000).contains(&max) {
-        return Err(ToolError::invalid_arguments(format!(
-            "max_instructions {max} is outside 1-20000"
-        )));
-    }
-    let scope = Scope::open(session, input.document.as_deref(), progress)?;
-    let procedure = resolve(&scope.index, &input.procedure)?.clone();
-    let dossier = scope
-        .target
-        .function(scope.document, procedure.address, max as usize)?;
-    let callers = scope.target.callers(scope.document, procedure.address)?;
-    let strings = scope.target.image.strings(scope.document)?;
-    let mut result = dossier_json(&dossier, &strings);
-    result["callees"] = json!(callees_json(&scope, &dossier)?);
-    result["document"] = json!(scope.name);
-    result["procedure"] = procedure_ref(&scope.index, procedure.address);
-    result["procedure"]["found_by"] = json!(procedure.sources.names());
-    result["callers"] = json!(
-        callers
-            .iter()
-            .take(DOSSIER_CALLERS)
-            .map(|edge| caller_json(edge, &scope.index))
-            .collect::<Vec<_>>()
-    );
-    result["callers_total"] = json!(callers.len());
-    let mut limitations = dossier.limitations.clone();
-    limitations.push(
-        "callers are direct calls, tail calls (tail_call) and calls through import stubs and \
-         slots; calls through other pointers, vtables or tables are not seen"
-            .to_owned(),
-    );
-    let parameters = json!({
-        "document": scope.name,
-        "procedure": format_address(procedure.address),
-        "max_instructions": max,
-    });
-    scope.observe(
-        session,
-        ToolName::AnalyzeFunction,
-        parameters,
-        result,
-        limitations,
-    )
-}
-
-/// One listed instruction as the line a reader scans:
-/// `address  mnemonic operands` (two spaces after the address; the
-/// mnemonic never holds a space, so the line splits back exactly).
-pub(crate) fn instruction_line(instruction: &Instruction) -> String {
-    let address = format_address(instruction.address);
-    if instruction.operands.is_empty() {
-        format!("{address}  {}", instruction.mnemonic)
-    } else {
-        format!(
-            "{address}  {} {}",
-            instruction.mnemonic, instruction.operands
+        let parameters = json!({"document": scope.name, "address": spelled});
+        scope.observe(
+            session,
+            ToolName::ResolveContainingProcedure,
+            parameters,
+            result,
+            Vec::new(),
         )
     }
 }
 
-/// One basic block as a line: `start..end (instructions): kind target, ...`.
-pub(crate) fn block_line(block: &crate::providers::code::BasicBlock) -> String {
-    let mut line = format!(
-        "{}..{} ({})",
-        format_address(block.start),
-        format_address(block.end),
-        block.instruction_count
-    );
-    for (i, edge) in block.successors.iter().enumerate() {
-        line.push_str(if i == 0 { ": " } else { ", " });
-        line.push_str(edge.kind.as_str());
-        line.push(' ');
-        line.push_str(&format_address(edge.target));
+pub struct AnalyzeFunction;
+
+impl Tool for AnalyzeFunction {
+    const NAME: ToolName = ToolName::AnalyzeFunction;
+    const BUILDS_INDEX: bool = true;
+    type Input = AnalyzeFunctionInput;
+
+    fn run(input: AnalyzeFunctionInput, call: &Call<'_>) -> HandlerResult {
+        let session = &mut *call.session();
+        let progress = call.progress;
+        let max = input.max_instructions.unwrap_or(DEFAULT_MAX_INSTRUCTIONS);
+        if !(1..=20_000).contains(&max) {
+            return Err(ToolError::invalid_arguments(format!(
+                "max_instructions {max} is outside 1-20000"
+            )));
+        }
+        let scope = Scope::open(session, input.document.as_deref(), progress)?;
+        let procedure = resolve(&scope.index, &input.procedure)?.clone();
+        let dossier = scope
+            .target
+            .function(scope.document, procedure.address, max as usize)?;
+        let callers = scope.target.callers(scope.document, procedure.address)?;
+        let strings = scope.target.image.strings(scope.document)?;
+        let mut result = dossier_json(&dossier, &strings);
+        result["callees"] = json!(callees_json(&scope, &dossier)?);
+        result["document"] = json!(scope.name);
+        result["procedure"] = procedure_ref(&scope.index, procedure.address);
+        result["procedure"]["found_by"] = json!(procedure.sources.names());
+        result["callers"] = json!(
+            callers
+                .iter()
+                .take(DOSSIER_CALLERS)
+                .map(|edge| caller_json(edge, &scope.index))
+                .collect::<Vec<_>>()
+        );
+        result["callers_total"] = json!(callers.len());
+        let mut limitations = dossier.limitations.clone();
+        limitations.push(
+            "callers are direct calls, tail calls (tail_call) and calls through import stubs and \
+         slots; calls through other pointers, vtables or tables are not seen"
+                .to_owned(),
+        );
+        let parameters = json!({
+            "document": scope.name,
+            "procedure": format_address(procedure.address),
+            "max_instructions": max,
+        });
+        scope.observe(
+            session,
+            ToolName::AnalyzeFunction,
+            parameters,
+            result,
+            limitations,
+        )
     }
-    line
 }
 
 fn dossier_json(dossier: &FunctionDossier, strings: &StringTable) -> Value {
@@ -317,98 +242,104 @@ fn callees_json(scope: &Scope, dossier: &FunctionDossier) -> Result<Vec<Value>, 
     Ok(callees)
 }
 
-pub(crate) fn xrefs(
-    input: XrefsInput,
-    session: &mut Session,
-    progress: Progress<'_>,
-) -> HandlerResult {
-    let page = PageRequest::new(input.offset, input.limit, 100, 500)?;
-    let scope = Scope::open(session, input.document.as_deref(), progress)?;
-    let address = match parse_address(input.address.trim()) {
-        Some(address) => address,
-        None => resolve(&scope.index, &input.address)?.address,
-    };
-    let wanted =
-        usize::try_from(page.offset.saturating_add(u64::from(page.limit))).unwrap_or(usize::MAX);
-    // An import is also reached through its other stubs and its slots.
-    let aliases = scope.target.aliases(scope.document, address)?;
-    let (upto_page, total) = if aliases.is_empty() {
-        scope
-            .target
-            .xrefs_to(scope.document, address, address.saturating_add(1), wanted)?
-    } else {
-        let mut all = Vec::new();
-        let mut total = 0;
-        for target in std::iter::once(address).chain(aliases) {
-            let (found, count) = scope.target.xrefs_to(
-                scope.document,
-                target,
-                target.saturating_add(1),
-                usize::MAX,
-            )?;
-            total += count;
-            all.extend(found);
-        }
-        all.sort_unstable_by_key(|xref| (xref.from, xref.to));
-        all.truncate(wanted);
-        (all, total)
-    };
-    let skip = usize::try_from(page.offset).unwrap_or(usize::MAX);
-    let items: Vec<Value> = upto_page
-        .iter()
-        .skip(skip)
-        .map(|xref| {
-            let procedure = match scope.target.containing_procedure(scope.document, xref.from) {
-                Ok(Some(start)) => procedure_ref(&scope.index, start),
-                _ => Value::Null,
-            };
-            let mut item = json!({
-                "from": format_address(xref.from),
-                "kind": xref.kind.as_str(),
-                "procedure": procedure,
-            });
-            if xref.to != address {
-                item["to"] = json!(format_address(xref.to));
+pub struct Xrefs;
+
+impl Tool for Xrefs {
+    const NAME: ToolName = ToolName::Xrefs;
+    const BUILDS_INDEX: bool = true;
+    type Input = XrefsInput;
+
+    fn run(input: XrefsInput, call: &Call<'_>) -> HandlerResult {
+        let session = &mut *call.session();
+        let progress = call.progress;
+        let page = PageRequest::new(input.offset, input.limit, 100, 500)?;
+        let scope = Scope::open(session, input.document.as_deref(), progress)?;
+        let address = match parse_address(input.address.trim()) {
+            Some(address) => address,
+            None => resolve(&scope.index, &input.address)?.address,
+        };
+        let wanted = usize::try_from(page.offset.saturating_add(u64::from(page.limit)))
+            .unwrap_or(usize::MAX);
+        // An import is also reached through its other stubs and its slots.
+        let aliases = scope.target.aliases(scope.document, address)?;
+        let (upto_page, total) = if aliases.is_empty() {
+            scope
+                .target
+                .xrefs_to(scope.document, address, address.saturating_add(1), wanted)?
+        } else {
+            let mut all = Vec::new();
+            let mut total = 0;
+            for target in std::iter::once(address).chain(aliases) {
+                let (found, count) = scope.target.xrefs_to(
+                    scope.document,
+                    target,
+                    target.saturating_add(1),
+                    usize::MAX,
+                )?;
+                total += count;
+                all.extend(found);
             }
-            item
-        })
-        .collect();
-    let spelled = format_address(address);
-    let mut result = json!({"document": scope.name, "address": spelled, "items": items});
-    page.annotate(total, &mut result);
-    let mut limitations = vec![
-        "items are the references instructions make directly; addresses computed at run time \
+            all.sort_unstable_by_key(|xref| (xref.from, xref.to));
+            all.truncate(wanted);
+            (all, total)
+        };
+        let skip = usize::try_from(page.offset).unwrap_or(usize::MAX);
+        let items: Vec<Value> = upto_page
+            .iter()
+            .skip(skip)
+            .map(|xref| {
+                let procedure = match scope.target.containing_procedure(scope.document, xref.from) {
+                    Ok(Some(start)) => procedure_ref(&scope.index, start),
+                    _ => Value::Null,
+                };
+                let mut item = json!({
+                    "from": format_address(xref.from),
+                    "kind": xref.kind.as_str(),
+                    "procedure": procedure,
+                });
+                if xref.to != address {
+                    item["to"] = json!(format_address(xref.to));
+                }
+                item
+            })
+            .collect();
+        let spelled = format_address(address);
+        let mut result = json!({"document": scope.name, "address": spelled, "items": items});
+        page.annotate(total, &mut result);
+        let mut limitations = vec![
+            "items are the references instructions make directly; addresses computed at run time \
          are not seen"
-            .to_owned(),
-    ];
-    // The data slots pointing here come with the first page.
-    if page.offset == 0 {
-        match scope.target.pointer_uses(
-            scope.document,
-            address,
-            MAX_POINTER_SLOTS,
-            MAX_CALL_SITES_LISTED,
-        )? {
-            Some(uses) if uses.total_slots > 0 => {
-                result["pointers"] = pointers_json(&scope, &uses)?;
-                limitations.extend(uses.limitations);
-                limitations.push(TABLE_MEDIATED.to_owned());
-            }
-            Some(_) => {}
-            None => limitations.push(
-                "pointers in data are not read under this provider; open with the native \
+                .to_owned(),
+        ];
+        // The data slots pointing here come with the first page.
+        if page.offset == 0 {
+            match scope.target.pointer_uses(
+                scope.document,
+                address,
+                MAX_POINTER_SLOTS,
+                MAX_CALL_SITES_LISTED,
+            )? {
+                Some(uses) if uses.total_slots > 0 => {
+                    result["pointers"] = pointers_json(&scope, &uses)?;
+                    limitations.extend(uses.limitations);
+                    limitations.push(TABLE_MEDIATED.to_owned());
+                }
+                Some(_) => {}
+                None => limitations.push(
+                    "pointers in data are not read under this provider; open with the native \
                  provider to see them"
-                    .to_owned(),
-            ),
+                        .to_owned(),
+                ),
+            }
         }
+        let parameters = json!({
+            "document": scope.name,
+            "address": spelled,
+            "offset": page.offset,
+            "limit": page.limit,
+        });
+        scope.observe(session, ToolName::Xrefs, parameters, result, limitations)
     }
-    let parameters = json!({
-        "document": scope.name,
-        "address": spelled,
-        "offset": page.offset,
-        "limit": page.limit,
-    });
-    scope.observe(session, ToolName::Xrefs, parameters, result, limitations)
 }
 
 /// One call site: where, and whether it is a tail call.
@@ -516,26 +447,38 @@ fn calls_result(
         "items": items,
     });
     if let Some(procedure) = scope.index.procedure_at(procedure) {
-        super::procedures::import_facts(procedure, &mut result["procedure"]);
+        import_facts(procedure, &mut result["procedure"]);
     }
     page.annotate(groups.len(), &mut result);
     result
 }
 
-pub(crate) fn procedure_callers(
-    input: ProcedureCallsInput,
-    session: &mut Session,
-    progress: Progress<'_>,
-) -> HandlerResult {
-    procedure_calls(input, session, progress, ToolName::ProcedureCallers)
+pub struct ProcedureCallers;
+
+impl Tool for ProcedureCallers {
+    const NAME: ToolName = ToolName::ProcedureCallers;
+    const BUILDS_INDEX: bool = true;
+    type Input = ProcedureCallsInput;
+
+    fn run(input: ProcedureCallsInput, call: &Call<'_>) -> HandlerResult {
+        let session = &mut *call.session();
+        let progress = call.progress;
+        procedure_calls(input, session, progress, ToolName::ProcedureCallers)
+    }
 }
 
-pub(crate) fn procedure_callees(
-    input: ProcedureCallsInput,
-    session: &mut Session,
-    progress: Progress<'_>,
-) -> HandlerResult {
-    procedure_calls(input, session, progress, ToolName::ProcedureCallees)
+pub struct ProcedureCallees;
+
+impl Tool for ProcedureCallees {
+    const NAME: ToolName = ToolName::ProcedureCallees;
+    const BUILDS_INDEX: bool = true;
+    type Input = ProcedureCallsInput;
+
+    fn run(input: ProcedureCallsInput, call: &Call<'_>) -> HandlerResult {
+        let session = &mut *call.session();
+        let progress = call.progress;
+        procedure_calls(input, session, progress, ToolName::ProcedureCallees)
+    }
 }
 
 fn procedure_calls(

@@ -16,20 +16,20 @@
 //! the file, and the segment table says where the file offset lives at
 //! link time.
 
+use crate::tools::tool::{Call, Tool};
 use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::code::{Scope, procedure_ref};
-use super::compare::captures::read_capture;
 use super::inputs::CorrelateStaticAndRuntimeInput;
-use super::procedures::parse_address;
 use super::{HandlerResult, ToolName};
 use crate::capture::{Crash, Mapping};
 use crate::providers::format_address;
+use crate::providers::native::Containment;
 use crate::providers::native::LayoutSegment;
-use crate::providers::native::{Containment, Progress};
-use crate::session::{Confidence, Session};
+use crate::session::Confidence;
+use crate::tools::shared::ledger::read_capture;
+use crate::tools::shared::procedures::{Scope, parse_address, procedure_ref};
 
 /// Most callers listed (the total is always given).
 const MAX_CALLERS: usize = 50;
@@ -238,98 +238,104 @@ pub fn inference(crash: &Crash, procedure: Option<&str>) -> Option<String> {
     Some(statement)
 }
 
-pub(crate) fn correlate_static_and_runtime(
-    input: CorrelateStaticAndRuntimeInput,
-    session: &mut Session,
-    progress: Progress<'_>,
-) -> HandlerResult {
-    let capture_id = input.capture_evidence_id.trim();
-    let capture = read_capture(session, "capture_evidence_id", capture_id)?;
-    let scope = Scope::open(session, input.document.as_deref(), progress)?;
-    let layout = scope.target.image.layout(scope.document)?;
-    let crash = capture.crash.as_ref();
-    let mut reasons = Vec::new();
-    let mut derived = json!({});
-    let mut procedure_name = None;
-    match map_crash(crash, &scope.target.admitted.file_path, &layout.segments) {
-        Mapped::Stopped {
-            reason,
-            module,
-            file_offset,
-        } => {
-            reasons.push(reason);
-            derived["module"] = json!(module);
-            derived["file_offset"] = json!(file_offset.map(format_address));
-        }
-        Mapped::Address {
-            module,
-            file_offset,
-            virtual_address,
-        } => {
-            derived["module"] = json!(module);
-            derived["file_offset"] = json!(format_address(file_offset));
-            derived["virtual_address"] = json!(format_address(virtual_address));
-            let location = scope.target.locate(scope.document, virtual_address)?;
-            match location.containment {
-                Containment::Procedure { start, end, .. } => {
-                    let procedure = procedure_ref(&scope.index, start);
-                    procedure_name = procedure["name"].as_str().map(str::to_owned);
-                    derived["procedure"] = json!({
-                        "procedure": procedure,
-                        "start": format_address(start),
-                        "end": format_address(end),
-                        "offset": virtual_address - start,
-                    });
-                    derived["callers"] = callers(&scope, start)?;
+pub struct CorrelateStaticAndRuntime;
+
+impl Tool for CorrelateStaticAndRuntime {
+    const NAME: ToolName = ToolName::CorrelateStaticAndRuntime;
+    const BUILDS_INDEX: bool = true;
+    type Input = CorrelateStaticAndRuntimeInput;
+
+    fn run(input: CorrelateStaticAndRuntimeInput, call: &Call<'_>) -> HandlerResult {
+        let session = &mut *call.session();
+        let progress = call.progress;
+        let capture_id = input.capture_evidence_id.trim();
+        let capture = read_capture(session, "capture_evidence_id", capture_id)?;
+        let scope = Scope::open(session, input.document.as_deref(), progress)?;
+        let layout = scope.target.image.layout(scope.document)?;
+        let crash = capture.crash.as_ref();
+        let mut reasons = Vec::new();
+        let mut derived = json!({});
+        let mut procedure_name = None;
+        match map_crash(crash, &scope.target.admitted.file_path, &layout.segments) {
+            Mapped::Stopped {
+                reason,
+                module,
+                file_offset,
+            } => {
+                reasons.push(reason);
+                derived["module"] = json!(module);
+                derived["file_offset"] = json!(file_offset.map(format_address));
+            }
+            Mapped::Address {
+                module,
+                file_offset,
+                virtual_address,
+            } => {
+                derived["module"] = json!(module);
+                derived["file_offset"] = json!(format_address(file_offset));
+                derived["virtual_address"] = json!(format_address(virtual_address));
+                let location = scope.target.locate(scope.document, virtual_address)?;
+                match location.containment {
+                    Containment::Procedure { start, end, .. } => {
+                        let procedure = procedure_ref(&scope.index, start);
+                        procedure_name = procedure["name"].as_str().map(str::to_owned);
+                        derived["procedure"] = json!({
+                            "procedure": procedure,
+                            "start": format_address(start),
+                            "end": format_address(end),
+                            "offset": virtual_address - start,
+                        });
+                        derived["callers"] = callers(&scope, start)?;
+                    }
+                    Containment::NotInProcedure | Containment::NotCode => reasons.push(format!(
+                        "virtual address {} is in no known procedure of {}",
+                        format_address(virtual_address),
+                        scope.name
+                    )),
                 }
-                Containment::NotInProcedure | Containment::NotCode => reasons.push(format!(
-                    "virtual address {} is in no known procedure of {}",
-                    format_address(virtual_address),
-                    scope.name
-                )),
             }
         }
-    }
-    if let Some(c) = crash {
-        derived["fault_address_module"] = fault_module(c);
-    }
-    let inferred = crash
-        .filter(|_| reasons.is_empty())
-        .and_then(|c| inference(c, procedure_name.as_deref()));
-    let status = if reasons.is_empty() {
-        "correlated"
-    } else {
-        "unknown"
-    };
-    let result = json!({
-        "status": status,
-        "reasons": reasons,
-        "document": scope.name,
-        "capture_evidence_id": capture_id,
-        "observed": observed(crash),
-        "derived": derived,
-        "inferred": inferred.map(|statement| json!({"statement": statement, "confidence": "inferred"})),
-    });
-    let mut limitations = vec![
+        if let Some(c) = crash {
+            derived["fault_address_module"] = fault_module(c);
+        }
+        let inferred = crash
+            .filter(|_| reasons.is_empty())
+            .and_then(|c| inference(c, procedure_name.as_deref()));
+        let status = if reasons.is_empty() {
+            "correlated"
+        } else {
+            "unknown"
+        };
+        let result = json!({
+            "status": status,
+            "reasons": reasons,
+            "document": scope.name,
+            "capture_evidence_id": capture_id,
+            "observed": observed(crash),
+            "derived": derived,
+            "inferred": inferred.map(|statement| json!({"statement": statement, "confidence": "inferred"})),
+        });
+        let mut limitations = vec![
         "callers are direct calls only; callers through function pointers or tables are not seen"
             .to_owned(),
         "the cause is an inference from the signal and fault address, not an observation"
             .to_owned(),
     ];
-    if crash.is_some_and(|c| c.module_map_truncated) {
-        limitations.push("the captured module map was truncated".to_owned());
+        if crash.is_some_and(|c| c.module_map_truncated) {
+            limitations.push("the captured module map was truncated".to_owned());
+        }
+        let parameters = json!({"capture_evidence_id": capture_id, "document": scope.name});
+        let mut draft = scope.target.observation(
+            ToolName::CorrelateStaticAndRuntime.as_str(),
+            scope.target.document_subject(scope.document),
+            parameters,
+            result.clone(),
+            limitations,
+        );
+        draft.confidence = Confidence::Derived;
+        let evidence = session.record(draft)?;
+        Ok((result, Some(evidence)))
     }
-    let parameters = json!({"capture_evidence_id": capture_id, "document": scope.name});
-    let mut draft = scope.target.observation(
-        ToolName::CorrelateStaticAndRuntime.as_str(),
-        scope.target.document_subject(scope.document),
-        parameters,
-        result.clone(),
-        limitations,
-    );
-    draft.confidence = Confidence::Derived;
-    let evidence = session.record(draft)?;
-    Ok((result, Some(evidence)))
 }
 
 /// The distinct procedures that call `entry` directly, capped.

@@ -8,7 +8,8 @@ use crate::artifacts::ArtifactError;
 use crate::providers::ProviderError;
 use crate::providers::native::FunctionError;
 use crate::session::{BundleError, LedgerError, SelectionError, SessionError, UnknownError};
-use crate::tools::compare::{DossierError, FetchError};
+use crate::tools::compare::DossierError;
+use crate::tools::shared::ledger::FetchError;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ToolError {

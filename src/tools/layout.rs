@@ -5,12 +5,12 @@
 //! where the next page starts; `list` pages one of them. Each call is its
 //! own Evidence, as a page of `inspect_artifact` is.
 
+use crate::tools::tool::{Call, Tool};
 use serde_json::{Map, Value, json};
 
 use super::inputs::{InspectBinaryLayoutInput, LayoutList};
 use super::paging::PageRequest;
 use super::{HandlerResult, ToolName};
-use crate::session::Session;
 
 /// Items of each long list in the summary (unless `limit` says otherwise).
 const SUMMARY_ITEMS: u32 = 20;
@@ -18,62 +18,67 @@ const SUMMARY_ITEMS: u32 = 20;
 const DEFAULT_PAGE: u32 = 200;
 const MAX_PAGE: u32 = 1000;
 
-pub(crate) fn inspect_binary_layout(
-    input: InspectBinaryLayoutInput,
-    session: &mut Session,
-) -> HandlerResult {
-    let default = if input.list.is_some() {
-        DEFAULT_PAGE
-    } else {
-        SUMMARY_ITEMS
-    };
-    let page = PageRequest::new(input.offset, input.limit, default, MAX_PAGE)?;
-    let target = session.require_target()?.clone();
-    let document = session.document_index(input.document.as_deref())?;
-    let name = target.image.documents()[document].name.clone();
-    let layout = target.image.layout(document)?;
-    let limitations = layout.limitations.clone();
-    let Value::Object(mut whole) = serde_json::to_value(&layout).unwrap_or_default() else {
-        return Err(super::ToolError::new(
-            "evidence_error",
-            "the layout did not encode as an object",
-            "This is a defect in rea; please report it with the file that caused it.",
-        ));
-    };
-    let mut result = Map::new();
-    result.insert("document".into(), json!(name));
-    let mut parameters = json!({"document": name});
-    match input.list {
-        None => {
-            for list in LayoutList::ALL {
-                let items = whole.remove(list.as_str()).unwrap_or_default();
-                result.insert(list.as_str().into(), paged(items, page));
+pub struct InspectBinaryLayout;
+
+impl Tool for InspectBinaryLayout {
+    const NAME: ToolName = ToolName::InspectBinaryLayout;
+    type Input = InspectBinaryLayoutInput;
+
+    fn run(input: InspectBinaryLayoutInput, call: &Call<'_>) -> HandlerResult {
+        let session = &mut *call.session();
+        let default = if input.list.is_some() {
+            DEFAULT_PAGE
+        } else {
+            SUMMARY_ITEMS
+        };
+        let page = PageRequest::new(input.offset, input.limit, default, MAX_PAGE)?;
+        let target = session.require_target()?.clone();
+        let document = session.document_index(input.document.as_deref())?;
+        let name = target.image.documents()[document].name.clone();
+        let layout = target.image.layout(document)?;
+        let limitations = layout.limitations.clone();
+        let Value::Object(mut whole) = serde_json::to_value(&layout).unwrap_or_default() else {
+            return Err(super::ToolError::new(
+                "evidence_error",
+                "the layout did not encode as an object",
+                "This is a defect in rea; please report it with the file that caused it.",
+            ));
+        };
+        let mut result = Map::new();
+        result.insert("document".into(), json!(name));
+        let mut parameters = json!({"document": name});
+        match input.list {
+            None => {
+                for list in LayoutList::ALL {
+                    let items = whole.remove(list.as_str()).unwrap_or_default();
+                    result.insert(list.as_str().into(), paged(items, page));
+                }
+                result.extend(whole);
+                if page.limit != SUMMARY_ITEMS || page.offset != 0 {
+                    parameters["offset"] = json!(page.offset);
+                    parameters["limit"] = json!(page.limit);
+                }
             }
-            result.extend(whole);
-            if page.limit != SUMMARY_ITEMS || page.offset != 0 {
+            Some(list) => {
+                let items = whole.remove(list.as_str()).unwrap_or_default();
+                result.insert("list".into(), json!(list.as_str()));
+                result.insert(list.as_str().into(), paged(items, page));
+                parameters["list"] = json!(list.as_str());
                 parameters["offset"] = json!(page.offset);
                 parameters["limit"] = json!(page.limit);
             }
         }
-        Some(list) => {
-            let items = whole.remove(list.as_str()).unwrap_or_default();
-            result.insert("list".into(), json!(list.as_str()));
-            result.insert(list.as_str().into(), paged(items, page));
-            parameters["list"] = json!(list.as_str());
-            parameters["offset"] = json!(page.offset);
-            parameters["limit"] = json!(page.limit);
-        }
+        let result = Value::Object(result);
+        let draft = target.file_observation(
+            ToolName::InspectBinaryLayout.as_str(),
+            target.document_subject(document),
+            parameters,
+            result.clone(),
+            limitations,
+        );
+        let evidence = session.record(draft)?;
+        Ok((result, Some(evidence)))
     }
-    let result = Value::Object(result);
-    let draft = target.file_observation(
-        ToolName::InspectBinaryLayout.as_str(),
-        target.document_subject(document),
-        parameters,
-        result.clone(),
-        limitations,
-    );
-    let evidence = session.record(draft)?;
-    Ok((result, Some(evidence)))
 }
 
 /// One page of a list: its items, exact total and where the next page

@@ -1,5 +1,6 @@
 //! Session lifecycle tools: status, open, close, document selection.
 
+use crate::tools::tool::{Call, Tool};
 use std::path::Path;
 
 use serde_json::{Value, json};
@@ -14,20 +15,27 @@ use std::sync::Arc;
 use crate::artifacts::ArtifactFormat;
 use crate::session::{
     ActiveTarget, ArtifactTarget, AvailableAction, Confidence, EvidenceDraft, Location, Opened,
-    Session, Watch, native_identity,
+    Session, native_identity,
 };
 
 /// Session status. Reads state only and records no Evidence, so calling it
 /// twice with nothing in between returns the same value.
-pub(crate) fn binary_session(_: BinarySessionInput, session: &mut Session) -> HandlerResult {
-    let artifact = session.artifact().map(|a| {
-        json!({
-            "path": a.display,
-            "format": a.format.as_str(),
-            "has_code_documents": a.has_code(),
-        })
-    });
-    let target = session.target().map(|t| {
+pub struct BinarySession;
+
+impl Tool for BinarySession {
+    const NAME: ToolName = ToolName::BinarySession;
+    type Input = BinarySessionInput;
+
+    fn run(_: BinarySessionInput, call: &Call<'_>) -> HandlerResult {
+        let session = &mut *call.session();
+        let artifact = session.artifact().map(|a| {
+            json!({
+                "path": a.display,
+                "format": a.format.as_str(),
+                "has_code_documents": a.has_code(),
+            })
+        });
+        let target = session.target().map(|t| {
         let documents = t.document_names();
         json!({
             "path": t.display_path(),
@@ -38,56 +46,69 @@ pub(crate) fn binary_session(_: BinarySessionInput, session: &mut Session) -> Ha
             "current_document": session.current_document().and_then(|i| documents.get(i).cloned()),
         })
     });
-    let tools: Vec<Value> = CATALOG
-        .iter()
-        .filter_map(|spec| ToolName::from_name(&spec.name))
-        .map(|tool| match availability(tool, session) {
-            Ok(()) => json!({"name": tool.as_str(), "available": true}),
-            Err(reason) => json!({"name": tool.as_str(), "available": false, "reason": reason}),
-        })
-        .collect();
-    let result = json!({
-        "open": artifact.is_some(),
-        "artifact": artifact,
-        "target": target,
-        "binding": session.target().map(|t| &t.binding),
-        "providers": {
-            "built_in": native_identity(),
-            "deep_candidates": session
-                .deep_providers()
-                .candidates(session.target().map(|t| t.image.format())),
-            "note": "Deep candidates are sorted by id; the order is not a priority. Status never starts a provider.",
-        },
-        "ledger": {
-            "records": session.ledger().len(),
-            "unknown_heads": session.ledger().unknowns().heads().count(),
-            "unknown_revisions": session.ledger().unknowns().revision_count(),
-            "entries": session.ledger().entries(),
-            "bytes": session.ledger().bytes(),
-            "max_records": MAX_RECORDS,
-            "max_bytes": MAX_BYTES,
-        },
-        "write_policy": {
-            "enabled": session.write_roots().is_enabled(),
-            "write_roots": session.write_roots().roots().iter().map(|r| r.display().to_string()).collect::<Vec<_>>(),
-        },
-        "process_capture": session.capture_policy().status(),
-        "read_roots": session.read_roots().is_confined().then(|| {
-            session.read_roots().roots().iter().map(|r| r.display().to_string()).collect::<Vec<_>>()
-        }),
-        "tools": tools,
-    });
-    Ok((result, None))
+        let tools: Vec<Value> = CATALOG
+            .iter()
+            .filter_map(|spec| ToolName::from_name(&spec.name))
+            .map(|tool| match availability(tool, session) {
+                Ok(()) => json!({"name": tool.as_str(), "available": true}),
+                Err(reason) => json!({"name": tool.as_str(), "available": false, "reason": reason}),
+            })
+            .collect();
+        let result = json!({
+            "open": artifact.is_some(),
+            "artifact": artifact,
+            "target": target,
+            "binding": session.target().map(|t| &t.binding),
+            "providers": {
+                "built_in": native_identity(),
+                "deep_candidates": session
+                    .deep_providers()
+                    .candidates(session.target().map(|t| t.image.format())),
+                "note": "Deep candidates are sorted by id; the order is not a priority. Status never starts a provider.",
+            },
+            "ledger": {
+                "records": session.ledger().len(),
+                "unknown_heads": session.ledger().unknowns().heads().count(),
+                "unknown_revisions": session.ledger().unknowns().revision_count(),
+                "entries": session.ledger().entries(),
+                "bytes": session.ledger().bytes(),
+                "max_records": MAX_RECORDS,
+                "max_bytes": MAX_BYTES,
+            },
+            "write_policy": {
+                "enabled": session.write_roots().is_enabled(),
+                "write_roots": session.write_roots().roots().iter().map(|r| r.display().to_string()).collect::<Vec<_>>(),
+            },
+            "process_capture": session.capture_policy().status(),
+            "read_roots": session.read_roots().is_confined().then(|| {
+                session.read_roots().roots().iter().map(|r| r.display().to_string()).collect::<Vec<_>>()
+            }),
+            "tools": tools,
+        });
+        Ok((result, None))
+    }
 }
 
-pub(crate) fn open_binary(input: OpenBinaryInput, session: &mut Session) -> HandlerResult {
-    let opener = session.opener();
-    let opened = opener.open(
-        Path::new(&input.path),
-        input.provider_id.as_deref(),
-        &Watch::quiet(),
-    )?;
-    installed(input, &opened, session)
+/// Opening maps and hashes the whole file, which a huge file makes long:
+/// the session is held only to take its opener and, at the end, to install
+/// the target and record the Evidence. Progress is reported and the open
+/// stops when the call is interrupted, leaving the previous target active;
+/// meanwhile every other request is answered.
+pub struct OpenBinary;
+
+impl Tool for OpenBinary {
+    const NAME: ToolName = ToolName::OpenBinary;
+    type Input = OpenBinaryInput;
+
+    fn run(input: OpenBinaryInput, call: &Call<'_>) -> HandlerResult {
+        let opener = call.session().opener();
+        let opened = opener.open(
+            Path::new(&input.path),
+            input.provider_id.as_deref(),
+            &call.watch(),
+        )?;
+        installed(input, &opened, &mut call.session())
+    }
 }
 
 /// Installs an opened target in the session and answers for it.
@@ -198,18 +219,31 @@ fn file_name_location(path: &Path) -> Location {
 
 /// Records no Evidence: the ledger it would go into (with the
 /// residual-unknown registry) is being cleared.
-pub(crate) fn close_binary(_: CloseBinaryInput, session: &mut Session) -> HandlerResult {
-    let closed = session.close();
-    Ok((
-        json!({"closed": closed, "ledger_cleared": true, "unknowns_cleared": true}),
-        None,
-    ))
+pub struct CloseBinary;
+
+impl Tool for CloseBinary {
+    const NAME: ToolName = ToolName::CloseBinary;
+    type Input = CloseBinaryInput;
+
+    fn run(_: CloseBinaryInput, call: &Call<'_>) -> HandlerResult {
+        let session = &mut *call.session();
+        let closed = session.close();
+        Ok((
+            json!({"closed": closed, "ledger_cleared": true, "unknowns_cleared": true}),
+            None,
+        ))
+    }
 }
 
-pub(crate) fn set_current_document(
-    input: SetCurrentDocumentInput,
-    session: &mut Session,
-) -> HandlerResult {
-    let current = session.set_current_document(&input.document)?;
-    Ok((json!({"current_document": current}), None))
+pub struct SetCurrentDocument;
+
+impl Tool for SetCurrentDocument {
+    const NAME: ToolName = ToolName::SetCurrentDocument;
+    type Input = SetCurrentDocumentInput;
+
+    fn run(input: SetCurrentDocumentInput, call: &Call<'_>) -> HandlerResult {
+        let session = &mut *call.session();
+        let current = session.set_current_document(&input.document)?;
+        Ok((json!({"current_document": current}), None))
+    }
 }

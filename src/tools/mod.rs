@@ -1,11 +1,12 @@
-//! The tool catalog and its handlers.
+//! The tool catalog and its implementations.
 //!
 //! `catalog.toml` is the declarative source; `build.rs` turns it into
-//! [`ToolName`], and [`call`] matches on it exhaustively, so a tool listed in
-//! the catalog without a handler does not compile. Input schemas come from the
-//! typed input structs (schemars). Every success is `{result, evidence}` with
-//! the Evidence record inline (`null` for pure session-control tools); every
-//! failure is `{error: {code, message, remediation}}` and carries no Evidence.
+//! [`ToolName`] and the registry, which names, for every entry, the
+//! [`Tool`] implementation of the same name (re-exported below). A tool's
+//! input schema is derived from the very type its arguments are parsed
+//! into. Every success is `{result, evidence?, context?}`, each fact once
+//! (see [`ToolOutput::to_json`]); every failure is
+//! `{error: {code, message, remediation, data?}}` and carries no Evidence.
 
 mod artifacts;
 mod capture;
@@ -22,9 +23,12 @@ mod paging;
 mod pattern;
 mod procedures;
 mod records;
+mod registry;
 mod schema;
 mod search;
+mod shared;
 mod strings;
+mod tool;
 mod trace;
 mod unknowns;
 
@@ -36,9 +40,10 @@ use serde_json::{Value, json};
 pub use crate::catalog::generated::tools::{CATALOG, ToolName};
 use crate::catalog::spec::{Effect, ToolSpec};
 use crate::ground::canonical::without_null_members;
-use crate::providers::native::Progress;
-use crate::session::{Evidence, EvidenceDraft, Session};
+use crate::session::{Evidence, Session};
 pub use errors::ToolError;
+pub(crate) use shared::ledger::recorded;
+pub use tool::{Call, Tool};
 
 /// The catalog entry of a tool.
 pub fn spec(tool: ToolName) -> Option<&'static ToolSpec> {
@@ -47,68 +52,7 @@ pub fn spec(tool: ToolName) -> Option<&'static ToolSpec> {
 
 /// The JSON schema of a tool's input, as `tools/list` serves it.
 pub fn input_schema(tool: ToolName) -> Arc<JsonObject> {
-    Arc::new(schema::lean(derived_schema(tool).as_ref().clone()))
-}
-
-/// The schema schemars derives from a tool's typed input.
-fn derived_schema(tool: ToolName) -> Arc<JsonObject> {
-    use rmcp::handler::server::tool::schema_for_type;
-    match tool {
-        ToolName::BinarySession => schema_for_type::<inputs::BinarySessionInput>(),
-        ToolName::OpenBinary => schema_for_type::<inputs::OpenBinaryInput>(),
-        ToolName::CloseBinary => schema_for_type::<inputs::CloseBinaryInput>(),
-        ToolName::ListDocuments => schema_for_type::<inputs::ListDocumentsInput>(),
-        ToolName::SetCurrentDocument => schema_for_type::<inputs::SetCurrentDocumentInput>(),
-        ToolName::BinaryOverview => schema_for_type::<inputs::BinaryOverviewInput>(),
-        ToolName::ListProcedures => schema_for_type::<inputs::ListProceduresInput>(),
-        ToolName::SearchProcedures => schema_for_type::<inputs::SearchInput>(),
-        ToolName::ProcedureAddress => schema_for_type::<inputs::ProcedureAddressInput>(),
-        ToolName::InspectBinaryLayout => schema_for_type::<inputs::InspectBinaryLayoutInput>(),
-        ToolName::SearchStrings => schema_for_type::<inputs::SearchInput>(),
-        ToolName::ResolveContainingProcedure => {
-            schema_for_type::<inputs::ResolveContainingProcedureInput>()
-        }
-        ToolName::AnalyzeFunction => schema_for_type::<inputs::AnalyzeFunctionInput>(),
-        ToolName::Xrefs => schema_for_type::<inputs::XrefsInput>(),
-        ToolName::ProcedureCallers | ToolName::ProcedureCallees => {
-            schema_for_type::<inputs::ProcedureCallsInput>()
-        }
-        ToolName::TraceFeature => schema_for_type::<inputs::TraceFeatureInput>(),
-        ToolName::BuildCallPath => schema_for_type::<inputs::BuildCallPathInput>(),
-        ToolName::CompareFunctions => schema_for_type::<inputs::CompareFunctionsInput>(),
-        ToolName::VerifyReconstruction => schema_for_type::<inputs::VerifyReconstructionInput>(),
-        ToolName::InspectArtifact => schema_for_type::<inputs::InspectArtifactInput>(),
-        ToolName::CompareArtifacts => schema_for_type::<inputs::CompareArtifactsInput>(),
-        ToolName::CompareProcessCaptures => {
-            schema_for_type::<inputs::CompareProcessCapturesInput>()
-        }
-        ToolName::CorrelateStaticAndRuntime => {
-            schema_for_type::<inputs::CorrelateStaticAndRuntimeInput>()
-        }
-        ToolName::ListEvidence => schema_for_type::<inputs::ListEvidenceInput>(),
-        ToolName::GetEvidence => schema_for_type::<inputs::GetEvidenceInput>(),
-        ToolName::ExportEvidenceBundle => schema_for_type::<inputs::ExportEvidenceBundleInput>(),
-        ToolName::ImportEvidenceBundle => schema_for_type::<inputs::ImportEvidenceBundleInput>(),
-        ToolName::RecordUnknown => schema_for_type::<inputs::RecordUnknownInput>(),
-        ToolName::ListUnknowns => schema_for_type::<inputs::ListUnknownsInput>(),
-        ToolName::UpdateUnknown => schema_for_type::<inputs::UpdateUnknownInput>(),
-        ToolName::VerifyUnknownResolution => {
-            schema_for_type::<inputs::VerifyUnknownResolutionInput>()
-        }
-        ToolName::CaptureProcessScenario => {
-            schema_for_type::<inputs::CaptureProcessScenarioInput>()
-        }
-        ToolName::AnalyzeJavascriptApplication => {
-            schema_for_type::<inputs::AnalyzeJavascriptApplicationInput>()
-        }
-        ToolName::InspectAnalysisView => schema_for_type::<inputs::InspectAnalysisViewInput>(),
-        ToolName::TraceApplicationFeature => {
-            schema_for_type::<inputs::TraceApplicationFeatureInput>()
-        }
-        ToolName::CompareApplicationVersions => {
-            schema_for_type::<inputs::CompareApplicationVersionsInput>()
-        }
-    }
+    registry::input_schema(tool)
 }
 
 /// The outcome of one call.
@@ -202,123 +146,10 @@ fn artifact_tool(tool: ToolName) -> bool {
     matches!(tool, ToolName::InspectArtifact)
 }
 
-/// Runs one tool against the session. `progress` receives `(done, total)`
-/// while a whole-document index is being built.
-pub fn call(
-    tool: ToolName,
-    arguments: JsonObject,
-    session: &mut Session,
-    progress: Progress<'_>,
-) -> ToolOutput {
-    let outcome = match tool {
-        ToolName::BinarySession => {
-            inputs::parse(arguments).and_then(|i| lifecycle::binary_session(i, session))
-        }
-        ToolName::OpenBinary => {
-            inputs::parse(arguments).and_then(|i| lifecycle::open_binary(i, session))
-        }
-        ToolName::CloseBinary => {
-            inputs::parse(arguments).and_then(|i| lifecycle::close_binary(i, session))
-        }
-        ToolName::ListDocuments => {
-            inputs::parse(arguments).and_then(|i| inventory::list_documents(i, session))
-        }
-        ToolName::SetCurrentDocument => {
-            inputs::parse(arguments).and_then(|i| lifecycle::set_current_document(i, session))
-        }
-        ToolName::BinaryOverview => {
-            inputs::parse(arguments).and_then(|i| inventory::binary_overview(i, session))
-        }
-        ToolName::ListProcedures => {
-            inputs::parse(arguments).and_then(|i| inventory::list_procedures(i, session, progress))
-        }
-        ToolName::SearchProcedures => {
-            inputs::parse(arguments).and_then(|i| procedures::search_procedures(i, session))
-        }
-        ToolName::ProcedureAddress => {
-            inputs::parse(arguments).and_then(|i| procedures::procedure_address(i, session))
-        }
-        ToolName::InspectBinaryLayout => {
-            inputs::parse(arguments).and_then(|i| layout::inspect_binary_layout(i, session))
-        }
-        ToolName::SearchStrings => {
-            inputs::parse(arguments).and_then(|i| strings::search_strings(i, session))
-        }
-        ToolName::ResolveContainingProcedure => inputs::parse(arguments)
-            .and_then(|i| code::resolve_containing_procedure(i, session, progress)),
-        ToolName::AnalyzeFunction => {
-            inputs::parse(arguments).and_then(|i| code::analyze_function(i, session, progress))
-        }
-        ToolName::Xrefs => inputs::parse(arguments).and_then(|i| code::xrefs(i, session, progress)),
-        ToolName::ProcedureCallers => {
-            inputs::parse(arguments).and_then(|i| code::procedure_callers(i, session, progress))
-        }
-        ToolName::ProcedureCallees => {
-            inputs::parse(arguments).and_then(|i| code::procedure_callees(i, session, progress))
-        }
-        ToolName::TraceFeature => {
-            inputs::parse(arguments).and_then(|i| trace::trace_feature(i, session, progress))
-        }
-        ToolName::BuildCallPath => {
-            inputs::parse(arguments).and_then(|i| trace::build_call_path(i, session, progress))
-        }
-        ToolName::CompareFunctions => {
-            inputs::parse(arguments).and_then(|i| compare::compare_functions(i, session))
-        }
-        ToolName::VerifyReconstruction => {
-            inputs::parse(arguments).and_then(|i| compare::verify_reconstruction(i, session))
-        }
-        ToolName::InspectArtifact => {
-            inputs::parse(arguments).and_then(|i| artifacts::inspect_artifact(i, session))
-        }
-        ToolName::CompareArtifacts => {
-            inputs::parse(arguments).and_then(|i| compare::artifacts::compare_artifacts(i, session))
-        }
-        ToolName::CompareProcessCaptures => inputs::parse(arguments)
-            .and_then(|i| compare::captures::compare_process_captures(i, session)),
-        ToolName::CorrelateStaticAndRuntime => inputs::parse(arguments)
-            .and_then(|i| correlate::correlate_static_and_runtime(i, session, progress)),
-        ToolName::ListEvidence => {
-            inputs::parse(arguments).and_then(|i| records::list_evidence(i, session))
-        }
-        ToolName::GetEvidence => {
-            inputs::parse(arguments).and_then(|i| records::get_evidence(i, session))
-        }
-        ToolName::ExportEvidenceBundle => {
-            inputs::parse(arguments).and_then(|i| records::export_evidence_bundle(i, session))
-        }
-        ToolName::ImportEvidenceBundle => {
-            inputs::parse(arguments).and_then(|i| records::import_evidence_bundle(i, session))
-        }
-        ToolName::RecordUnknown => {
-            inputs::parse(arguments).and_then(|i| unknowns::record_unknown(i, session))
-        }
-        ToolName::ListUnknowns => {
-            inputs::parse(arguments).and_then(|i| unknowns::list_unknowns(i, session))
-        }
-        ToolName::UpdateUnknown => {
-            inputs::parse(arguments).and_then(|i| unknowns::update_unknown(i, session))
-        }
-        ToolName::VerifyUnknownResolution => {
-            inputs::parse(arguments).and_then(|i| unknowns::verify_unknown_resolution(i, session))
-        }
-        ToolName::CaptureProcessScenario => {
-            capture::parse(arguments).and_then(|i| capture::capture(i, session))
-        }
-        ToolName::AnalyzeJavascriptApplication => {
-            inputs::parse(arguments).and_then(|i| javascript::analyze(i, session, progress))
-        }
-        ToolName::InspectAnalysisView => {
-            inputs::parse(arguments).and_then(|i| javascript::view(i, session))
-        }
-        ToolName::TraceApplicationFeature => {
-            inputs::parse(arguments).and_then(|i| javascript::trace(i, session))
-        }
-        ToolName::CompareApplicationVersions => {
-            inputs::parse(arguments).and_then(|i| javascript::compare(i, session))
-        }
-    };
-    output(outcome)
+/// Runs one call of `tool`: its arguments parsed into the tool's input,
+/// then its `run`.
+pub fn call(tool: ToolName, arguments: JsonObject, call: &Call<'_>) -> ToolOutput {
+    output(registry::run(tool, arguments, call))
 }
 
 fn output(outcome: HandlerResult) -> ToolOutput {
@@ -329,120 +160,6 @@ fn output(outcome: HandlerResult) -> ToolOutput {
         },
         Err(error) => ToolOutput::Failure(error),
     }
-}
-
-/// Tools whose first call on a document builds its code index and
-/// procedure inventory (seconds on a large binary).
-fn builds_index(tool: ToolName) -> bool {
-    matches!(
-        tool,
-        ToolName::ListProcedures
-            | ToolName::SearchProcedures
-            | ToolName::ProcedureAddress
-            | ToolName::ResolveContainingProcedure
-            | ToolName::AnalyzeFunction
-            | ToolName::Xrefs
-            | ToolName::ProcedureCallers
-            | ToolName::ProcedureCallees
-            | ToolName::TraceFeature
-            | ToolName::BuildCallPath
-            | ToolName::CorrelateStaticAndRuntime
-    )
-}
-
-/// Builds what `tool` will need of the open target (the document's code
-/// index and procedure inventory, cached on the target) without holding
-/// the session, reporting progress, so other requests are answered
-/// meanwhile; the tool, run next under the lock, finds it built. Anything
-/// that goes wrong here is left for the tool itself to report.
-pub fn prepare(
-    tool: ToolName,
-    arguments: &JsonObject,
-    session: &std::sync::Mutex<Session>,
-    progress: Progress<'_>,
-) {
-    if !builds_index(tool) {
-        return;
-    }
-    let document = arguments.get("document").and_then(Value::as_str);
-    let (target, index) = {
-        let session = session.lock().unwrap_or_else(|p| p.into_inner());
-        match (session.target().cloned(), session.document_index(document)) {
-            (Some(target), Ok(index)) => (target, index),
-            _ => return,
-        }
-    };
-    let _ = target.procedure_index_with_progress(index, progress);
-}
-
-/// Records `draft` and answers with its result and Evidence.
-pub(crate) fn recorded(session: &mut Session, draft: EvidenceDraft) -> HandlerResult {
-    let result = draft.result.clone();
-    let evidence = session.record(draft)?;
-    Ok((result, Some(evidence)))
-}
-
-/// Runs `work` on what `take` copies out of the session without holding
-/// the session meanwhile, then `record`s what it drafted with the session
-/// held again: for tools whose work is long (reading an application,
-/// running a capture).
-pub(crate) fn without_lock<T, D>(
-    session: &std::sync::Mutex<Session>,
-    take: impl FnOnce(&Session) -> T,
-    work: impl FnOnce(T) -> Result<D, ToolError>,
-    record: impl FnOnce(&mut Session, D) -> HandlerResult,
-) -> HandlerResult {
-    let lock = || session.lock().unwrap_or_else(|p| p.into_inner());
-    let taken = take(&lock());
-    let draft = work(taken)?;
-    record(&mut lock(), draft)
-}
-
-/// `capture_process_scenario` without holding the session while the
-/// program runs (see `capture::capture_unlocked`).
-pub fn call_capture_unlocked(
-    arguments: JsonObject,
-    session: &std::sync::Mutex<Session>,
-) -> ToolOutput {
-    output(capture::parse(arguments).and_then(|i| capture::capture_unlocked(i, session)))
-}
-
-/// `analyze_javascript_application` without holding the session while it
-/// reads and parses the application (see `javascript::analyze_unlocked`).
-pub fn call_analyze_unlocked(
-    arguments: JsonObject,
-    session: &std::sync::Mutex<Session>,
-    progress: Progress<'_>,
-) -> ToolOutput {
-    output(
-        inputs::parse(arguments).and_then(|i| javascript::analyze_unlocked(i, session, progress)),
-    )
-}
-
-/// `open_binary` without holding the session while it works: the session
-/// is locked only to take its opener and, at the end, to install the
-/// target and record the Evidence. Mapping and hashing (which a huge file
-/// makes long) report progress through `watch` and stop when it says so,
-/// leaving the previous target active; meanwhile every other request is
-/// answered.
-pub fn call_open_binary(
-    arguments: JsonObject,
-    session: &std::sync::Mutex<Session>,
-    watch: &crate::session::Watch<'_>,
-) -> ToolOutput {
-    let lock = || session.lock().unwrap_or_else(|p| p.into_inner());
-    let outcome = inputs::parse(arguments).and_then(|input: inputs::OpenBinaryInput| {
-        let opener = lock().opener();
-        let opened = opener
-            .open(
-                std::path::Path::new(&input.path),
-                input.provider_id.as_deref(),
-                watch,
-            )
-            .map_err(ToolError::from)?;
-        lifecycle::installed(input, &opened, &mut lock())
-    });
-    output(outcome)
 }
 
 /// What a handler returns.

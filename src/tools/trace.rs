@@ -3,19 +3,19 @@
 //! another (`build_call_path`). Both work to a budget and say what they did
 //! not see instead of dropping it silently.
 
+use crate::tools::tool::{Call, Tool};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use serde_json::{Value, json};
 
-use super::code::{MAX_CALL_SITES_LISTED, MAX_POINTER_SLOTS, Scope, TABLE_MEDIATED, procedure_ref};
+use super::code::{MAX_CALL_SITES_LISTED, MAX_POINTER_SLOTS, TABLE_MEDIATED};
 use super::inputs::{BuildCallPathInput, TraceFeatureInput};
 use super::pattern::Pattern;
-use super::procedures::resolve;
 use super::{HandlerResult, ToolError, ToolName};
 use crate::providers::code::UnresolvedKind;
 use crate::providers::format_address;
-use crate::providers::native::{FoundString, Progress, StringEncoding};
-use crate::session::Session;
+use crate::providers::native::{FoundString, StringEncoding};
+use crate::tools::shared::procedures::{Scope, procedure_ref, resolve};
 
 /// Most procedures, edges and unknowns one trace lists (totals are exact).
 const MAX_LISTED: usize = 200;
@@ -87,134 +87,144 @@ fn shown_value(value: &str) -> String {
     }
 }
 
-pub(crate) fn trace_feature(
-    input: TraceFeatureInput,
-    session: &mut Session,
-    progress: Progress<'_>,
-) -> HandlerResult {
-    let max_seeds = input.max_seeds.unwrap_or(20);
-    let max_depth = input.max_depth.unwrap_or(2);
-    let budget_size = input.budget.unwrap_or(5_000);
-    if !(1..=100).contains(&max_seeds) || max_depth > 8 || !(100..=100_000).contains(&budget_size) {
-        return Err(ToolError::invalid_arguments(
-            "max_seeds must be 1-100, max_depth 0-8 and budget 100-100000",
-        ));
-    }
-    let mode = input.mode.unwrap_or_default();
-    let case_sensitive = input.case_sensitive.unwrap_or(false);
-    let pattern = Pattern::new(&input.query, mode, case_sensitive)?;
-    let scope = Scope::open(session, input.document.as_deref(), progress)?;
-    let strings = scope.target.image.strings(scope.document)?;
-    // The caller walk makes one provider query per expanded procedure.
-    let expansions = scope.target.max_graph_expansions() as u64;
-    let mut budget = Budget {
-        left: u64::from(budget_size).min(expansions.saturating_mul(10)),
-        exhausted: false,
-    };
-    let granted = budget.left;
-    let mut trace = Trace::default();
+pub struct TraceFeature;
 
-    let string_matches: Vec<_> = strings
-        .strings
-        .iter()
-        .filter(|s| pattern.is_match(&s.value))
-        .collect();
-    let mut string_items = Vec::new();
-    let mut table_mediated = false;
-    for found in string_matches.iter().take(max_seeds as usize) {
-        let end = found.address.saturating_add(found.byte_len().max(1));
-        let wanted = usize::try_from(budget.left).unwrap_or(usize::MAX);
-        let (all_refs, seen) = scope
-            .target
-            .xrefs_to(scope.document, found.address, end, wanted)?;
-        budget.spend(seen as u64);
-        // A reference to the start covers the whole (possibly multi-line)
-        // string; one into its middle counts only when the text from there
-        // to the end of that line matches too: a pointer to the `'` closing
-        // "invalid argument '%s'" is not a use of "'s", and a pointer to an
-        // earlier line is not a use of a later one.
-        let (refs, tails): (Vec<_>, Vec<_>) = all_refs.into_iter().partition(|xref| {
-            xref.to == found.address
-                || suffix_at(found, xref.to)
-                    .and_then(|text| text.split(['\n', '\r']).next())
-                    .is_some_and(|line| pattern.is_match(line))
-        });
-        let total = seen - tails.len();
-        let mut item = json!({
-            "address": format_address(found.address),
-            "value": shown_value(&found.value),
-            "references": total,
-        });
-        let chars = found.value.chars().count();
-        if chars > TRACE_VALUE_CHARS {
-            // The trace routes; search_strings shows the whole text.
-            item["value_chars"] = json!(chars);
+impl Tool for TraceFeature {
+    const NAME: ToolName = ToolName::TraceFeature;
+    const BUILDS_INDEX: bool = true;
+    type Input = TraceFeatureInput;
+
+    fn run(input: TraceFeatureInput, call: &Call<'_>) -> HandlerResult {
+        let session = &mut *call.session();
+        let progress = call.progress;
+        let max_seeds = input.max_seeds.unwrap_or(20);
+        let max_depth = input.max_depth.unwrap_or(2);
+        let budget_size = input.budget.unwrap_or(5_000);
+        if !(1..=100).contains(&max_seeds)
+            || max_depth > 8
+            || !(100..=100_000).contains(&budget_size)
+        {
+            return Err(ToolError::invalid_arguments(
+                "max_seeds must be 1-100, max_depth 0-8 and budget 100-100000",
+            ));
         }
-        if total == 0 {
-            // No instruction names it: follow string ← pointer slot ←
-            // the code that uses the slot's table.
-            let reached = follow_pointer_tables(&scope, found, &mut trace, &mut budget, &mut item)?;
-            table_mediated |= reached;
-            if !reached {
-                trace.unknowns.push(json!({
+        let mode = input.mode.unwrap_or_default();
+        let case_sensitive = input.case_sensitive.unwrap_or(false);
+        let pattern = Pattern::new(&input.query, mode, case_sensitive)?;
+        let scope = Scope::open(session, input.document.as_deref(), progress)?;
+        let strings = scope.target.image.strings(scope.document)?;
+        // The caller walk makes one provider query per expanded procedure.
+        let expansions = scope.target.max_graph_expansions() as u64;
+        let mut budget = Budget {
+            left: u64::from(budget_size).min(expansions.saturating_mul(10)),
+            exhausted: false,
+        };
+        let granted = budget.left;
+        let mut trace = Trace::default();
+
+        let string_matches: Vec<_> = strings
+            .strings
+            .iter()
+            .filter(|s| pattern.is_match(&s.value))
+            .collect();
+        let mut string_items = Vec::new();
+        let mut table_mediated = false;
+        for found in string_matches.iter().take(max_seeds as usize) {
+            let end = found.address.saturating_add(found.byte_len().max(1));
+            let wanted = usize::try_from(budget.left).unwrap_or(usize::MAX);
+            let (all_refs, seen) =
+                scope
+                    .target
+                    .xrefs_to(scope.document, found.address, end, wanted)?;
+            budget.spend(seen as u64);
+            // A reference to the start covers the whole (possibly multi-line)
+            // string; one into its middle counts only when the text from there
+            // to the end of that line matches too: a pointer to the `'` closing
+            // "invalid argument '%s'" is not a use of "'s", and a pointer to an
+            // earlier line is not a use of a later one.
+            let (refs, tails): (Vec<_>, Vec<_>) = all_refs.into_iter().partition(|xref| {
+                xref.to == found.address
+                    || suffix_at(found, xref.to)
+                        .and_then(|text| text.split(['\n', '\r']).next())
+                        .is_some_and(|line| pattern.is_match(line))
+            });
+            let total = seen - tails.len();
+            let mut item = json!({
+                "address": format_address(found.address),
+                "value": shown_value(&found.value),
+                "references": total,
+            });
+            let chars = found.value.chars().count();
+            if chars > TRACE_VALUE_CHARS {
+                // The trace routes; search_strings shows the whole text.
+                item["value_chars"] = json!(chars);
+            }
+            if total == 0 {
+                // No instruction names it: follow string ← pointer slot ←
+                // the code that uses the slot's table.
+                let reached =
+                    follow_pointer_tables(&scope, found, &mut trace, &mut budget, &mut item)?;
+                table_mediated |= reached;
+                if !reached {
+                    trace.unknowns.push(json!({
                     "kind": "string_without_code_reference",
                     "address": format_address(found.address),
                     "detail": "no instruction refers to this string, and no code was found \
                                using a pointer table that holds it; it may be reached through a \
                                computed address",
                 }));
+                }
             }
-        }
-        string_items.push(item);
-        for xref in &refs {
-            match scope
-                .target
-                .containing_procedure(scope.document, xref.from)?
-            {
-                Some(start) => {
-                    trace.reach(
+            string_items.push(item);
+            for xref in &refs {
+                match scope
+                    .target
+                    .containing_procedure(scope.document, xref.from)?
+                {
+                    Some(start) => {
+                        trace.reach(
                         start,
                         0,
                         json!({"kind": "references_string", "string": format_address(found.address), "at": format_address(xref.from)}),
                     );
+                    }
+                    None => trace.unknowns.push(json!({
+                        "kind": "reference_outside_procedures",
+                        "at": format_address(xref.from),
+                        "detail": "code outside every known procedure refers to a matching string",
+                    })),
                 }
-                None => trace.unknowns.push(json!({
-                    "kind": "reference_outside_procedures",
-                    "at": format_address(xref.from),
-                    "detail": "code outside every known procedure refers to a matching string",
-                })),
             }
         }
-    }
 
-    let procedures = &scope.index.inventory.procedures;
-    let name_matches: Vec<_> = procedures
-        .iter()
-        .filter_map(|p| {
-            p.name
-                .iter()
-                .chain(&p.aliases)
-                .find(|n| {
-                    pattern.is_match(n)
-                        || scope
-                            .index
-                            .demangled(n)
-                            .is_some_and(|d| pattern.is_match(d))
-                })
-                .map(|n| (p.address, n.clone()))
-        })
-        .collect();
-    for (entry, name) in name_matches.iter().take(max_seeds as usize) {
-        trace.reach(*entry, 0, json!({"kind": "name_matches", "name": name}));
-    }
+        let procedures = &scope.index.inventory.procedures;
+        let name_matches: Vec<_> = procedures
+            .iter()
+            .filter_map(|p| {
+                p.name
+                    .iter()
+                    .chain(&p.aliases)
+                    .find(|n| {
+                        pattern.is_match(n)
+                            || scope
+                                .index
+                                .demangled(n)
+                                .is_some_and(|d| pattern.is_match(d))
+                    })
+                    .map(|n| (p.address, n.clone()))
+            })
+            .collect();
+        for (entry, name) in name_matches.iter().take(max_seeds as usize) {
+            trace.reach(*entry, 0, json!({"kind": "name_matches", "name": name}));
+        }
 
-    expand_callers(&scope, &mut trace, &mut budget, max_depth)?;
+        expand_callers(&scope, &mut trace, &mut budget, max_depth)?;
 
-    let truncated = budget.exhausted
-        || string_matches.len() > max_seeds as usize
-        || name_matches.len() > max_seeds as usize;
-    if string_matches.len() > max_seeds as usize || name_matches.len() > max_seeds as usize {
-        trace.unknowns.push(json!({
+        let truncated = budget.exhausted
+            || string_matches.len() > max_seeds as usize
+            || name_matches.len() > max_seeds as usize;
+        if string_matches.len() > max_seeds as usize || name_matches.len() > max_seeds as usize {
+            trace.unknowns.push(json!({
             "kind": "seeds_not_followed",
             "detail": format!(
                 "{} matching strings and {} matching names; only the first {max_seeds} of each were \
@@ -222,64 +232,65 @@ pub(crate) fn trace_feature(
                 string_matches.len(), name_matches.len()
             ),
         }));
-    }
-    trace.unknowns.push(json!({
-        "kind": "indirect_calls_not_followed",
-        "detail": "callers through function pointers, vtables or tables are not seen",
-    }));
+        }
+        trace.unknowns.push(json!({
+            "kind": "indirect_calls_not_followed",
+            "detail": "callers through function pointers, vtables or tables are not seen",
+        }));
 
-    let mut reached: Vec<(&u64, &Reached)> = trace.reached.iter().collect();
-    reached.sort_by_key(|(entry, r)| (r.depth, **entry));
-    let reached: Vec<Value> = reached
-        .into_iter()
-        .map(|(&entry, r)| {
-            let mut value = procedure_ref(&scope.index, entry);
-            value["depth"] = json!(r.depth);
-            value["via"] = json!(r.via);
-            value
-        })
-        .collect();
-    let result = json!({
-        "document": scope.name,
-        "query": input.query,
-        "strings": {"total": string_matches.len(), "items": string_items},
-        "names": {
-            "total": name_matches.len(),
-            "items": name_matches.iter().take(max_seeds as usize).map(|(entry, name)| {
-                json!({"address": format_address(*entry), "name": name})
-            }).collect::<Vec<_>>(),
-        },
-        "procedures": bounded(&reached),
-        "call_edges": bounded(&trace.edges),
-        "unknowns": bounded(&trace.unknowns),
-        "operations_granted": granted,
-        "operations_used": granted - budget.left,
-        "truncated": truncated,
-    });
-    let parameters = json!({
-        "document": scope.name,
-        "query": input.query,
-        "mode": mode,
-        "case_sensitive": case_sensitive,
-        "max_seeds": max_seeds,
-        "max_depth": max_depth,
-        "budget": budget_size,
-    });
-    let mut limitations = vec![
+        let mut reached: Vec<(&u64, &Reached)> = trace.reached.iter().collect();
+        reached.sort_by_key(|(entry, r)| (r.depth, **entry));
+        let reached: Vec<Value> = reached
+            .into_iter()
+            .map(|(&entry, r)| {
+                let mut value = procedure_ref(&scope.index, entry);
+                value["depth"] = json!(r.depth);
+                value["via"] = json!(r.via);
+                value
+            })
+            .collect();
+        let result = json!({
+            "document": scope.name,
+            "query": input.query,
+            "strings": {"total": string_matches.len(), "items": string_items},
+            "names": {
+                "total": name_matches.len(),
+                "items": name_matches.iter().take(max_seeds as usize).map(|(entry, name)| {
+                    json!({"address": format_address(*entry), "name": name})
+                }).collect::<Vec<_>>(),
+            },
+            "procedures": bounded(&reached),
+            "call_edges": bounded(&trace.edges),
+            "unknowns": bounded(&trace.unknowns),
+            "operations_granted": granted,
+            "operations_used": granted - budget.left,
+            "truncated": truncated,
+        });
+        let parameters = json!({
+            "document": scope.name,
+            "query": input.query,
+            "mode": mode,
+            "case_sensitive": case_sensitive,
+            "max_seeds": max_seeds,
+            "max_depth": max_depth,
+            "budget": budget_size,
+        });
+        let mut limitations = vec![
         "a trace follows direct references and direct calls found by the code index, and for a \
          string no instruction names, the pointer tables that hold it"
             .to_owned(),
     ];
-    if table_mediated {
-        limitations.push(TABLE_MEDIATED.to_owned());
+        if table_mediated {
+            limitations.push(TABLE_MEDIATED.to_owned());
+        }
+        scope.observe(
+            session,
+            ToolName::TraceFeature,
+            parameters,
+            result,
+            limitations,
+        )
     }
-    scope.observe(
-        session,
-        ToolName::TraceFeature,
-        parameters,
-        result,
-        limitations,
-    )
 }
 
 /// Breadth-first over callers from every depth-0 procedure, up to `max_depth`.
@@ -352,65 +363,71 @@ enum PathStatus {
     Unknown,
 }
 
-pub(crate) fn build_call_path(
-    input: BuildCallPathInput,
-    session: &mut Session,
-    progress: Progress<'_>,
-) -> HandlerResult {
-    let max_depth = input.max_depth.unwrap_or(10);
-    let max_paths = input.max_paths.unwrap_or(3);
-    if !(1..=32).contains(&max_depth) || !(1..=20).contains(&max_paths) {
-        return Err(ToolError::invalid_arguments(
-            "max_depth must be 1-32 and max_paths 1-20",
-        ));
-    }
-    let scope = Scope::open(session, input.document.as_deref(), progress)?;
-    let start = resolve(&scope.index, &input.start)?.address;
-    let goal = resolve(&scope.index, &input.goal)?.address;
-    let search = shortest_paths(&scope, start, goal, max_depth)?;
-    let paths = enumerate_paths(&search.parents, start, goal, max_paths as usize);
-    let status = if !paths.is_empty() {
-        PathStatus::Found
-    } else if search.cut_short {
-        PathStatus::Truncated
-    } else if search.indirect_calls > 0 {
-        PathStatus::Unknown
-    } else {
-        PathStatus::NotFound
-    };
-    let mut limitations =
-        vec!["paths use direct calls only; the shortest paths are listed first".to_owned()];
-    if status == PathStatus::Unknown {
-        limitations.push(format!(
+pub struct BuildCallPath;
+
+impl Tool for BuildCallPath {
+    const NAME: ToolName = ToolName::BuildCallPath;
+    const BUILDS_INDEX: bool = true;
+    type Input = BuildCallPathInput;
+
+    fn run(input: BuildCallPathInput, call: &Call<'_>) -> HandlerResult {
+        let session = &mut *call.session();
+        let progress = call.progress;
+        let max_depth = input.max_depth.unwrap_or(10);
+        let max_paths = input.max_paths.unwrap_or(3);
+        if !(1..=32).contains(&max_depth) || !(1..=20).contains(&max_paths) {
+            return Err(ToolError::invalid_arguments(
+                "max_depth must be 1-32 and max_paths 1-20",
+            ));
+        }
+        let scope = Scope::open(session, input.document.as_deref(), progress)?;
+        let start = resolve(&scope.index, &input.start)?.address;
+        let goal = resolve(&scope.index, &input.goal)?.address;
+        let search = shortest_paths(&scope, start, goal, max_depth)?;
+        let paths = enumerate_paths(&search.parents, start, goal, max_paths as usize);
+        let status = if !paths.is_empty() {
+            PathStatus::Found
+        } else if search.cut_short {
+            PathStatus::Truncated
+        } else if search.indirect_calls > 0 {
+            PathStatus::Unknown
+        } else {
+            PathStatus::NotFound
+        };
+        let mut limitations =
+            vec!["paths use direct calls only; the shortest paths are listed first".to_owned()];
+        if status == PathStatus::Unknown {
+            limitations.push(format!(
             "no direct path exists, but {} indirect call(s) in the explored procedures could hide one",
             search.indirect_calls
         ));
+        }
+        let result = json!({
+            "document": scope.name,
+            "start": procedure_ref(&scope.index, start),
+            "goal": procedure_ref(&scope.index, goal),
+            "status": status,
+            "paths": paths.iter().map(|path| {
+                path.iter().map(|&entry| procedure_ref(&scope.index, entry)).collect::<Vec<_>>()
+            }).collect::<Vec<_>>(),
+            "explored_procedures": search.parents.len(),
+            "indirect_calls_seen": search.indirect_calls,
+        });
+        let parameters = json!({
+            "document": scope.name,
+            "start": format_address(start),
+            "goal": format_address(goal),
+            "max_depth": max_depth,
+            "max_paths": max_paths,
+        });
+        scope.observe(
+            session,
+            ToolName::BuildCallPath,
+            parameters,
+            result,
+            limitations,
+        )
     }
-    let result = json!({
-        "document": scope.name,
-        "start": procedure_ref(&scope.index, start),
-        "goal": procedure_ref(&scope.index, goal),
-        "status": status,
-        "paths": paths.iter().map(|path| {
-            path.iter().map(|&entry| procedure_ref(&scope.index, entry)).collect::<Vec<_>>()
-        }).collect::<Vec<_>>(),
-        "explored_procedures": search.parents.len(),
-        "indirect_calls_seen": search.indirect_calls,
-    });
-    let parameters = json!({
-        "document": scope.name,
-        "start": format_address(start),
-        "goal": format_address(goal),
-        "max_depth": max_depth,
-        "max_paths": max_paths,
-    });
-    scope.observe(
-        session,
-        ToolName::BuildCallPath,
-        parameters,
-        result,
-        limitations,
-    )
 }
 
 struct PathSearch {

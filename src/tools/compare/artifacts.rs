@@ -14,13 +14,13 @@
 //! whatever was observed; otherwise the shared rules of [`super`] apply,
 //! with each walk's coverage as the side's completeness.
 
+use crate::tools::shared::ledger::{fetch_operation, record_derived};
+use crate::tools::tool::{Call, Tool};
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use super::{
-    ComparisonStatus, Completeness, KeyedDelta, capped, delta_status, dimension, record_derived,
-};
+use super::{ComparisonStatus, Completeness, KeyedDelta, capped, delta_status, dimension};
 use crate::artifacts::{ArtifactFormat, CoverageStatus, EntryKind, Occurrence};
 use crate::session::Session;
 use crate::session::artifact_records::{RetainedInventory, inventory_page, retained_inventory};
@@ -49,133 +49,138 @@ struct Side {
     ambiguous: usize,
 }
 
-pub(crate) fn compare_artifacts(
-    input: CompareArtifactsInput,
-    session: &mut Session,
-) -> HandlerResult {
-    let page = PageRequest::new(input.offset, input.limit, DEFAULT_PAGE, MAX_PAGE)?;
-    let left = side(session, "left", &input.left)?;
-    let right = side(session, "right", &input.right)?;
-    let retained =
-        left.inventory.all_occurrences_retained() && right.inventory.all_occurrences_retained();
-    let walked = Completeness {
-        left: left.inventory.walk_complete() && left.ambiguous == 0,
-        right: right.inventory.walk_complete() && right.ambiguous == 0,
-    };
-    let completeness = Completeness {
-        left: walked.left && left.inventory.all_occurrences_retained(),
-        right: walked.right && right.inventory.all_occurrences_retained(),
-    };
+pub struct CompareArtifacts;
 
-    let contents = |s: &Side, native_only: bool| -> BTreeMap<String, Content> {
-        s.by_path
+impl Tool for CompareArtifacts {
+    const NAME: ToolName = ToolName::CompareArtifacts;
+    type Input = CompareArtifactsInput;
+
+    fn run(input: CompareArtifactsInput, call: &Call<'_>) -> HandlerResult {
+        let session = &mut *call.session();
+        let page = PageRequest::new(input.offset, input.limit, DEFAULT_PAGE, MAX_PAGE)?;
+        let left = side(session, "left", &input.left)?;
+        let right = side(session, "right", &input.right)?;
+        let retained =
+            left.inventory.all_occurrences_retained() && right.inventory.all_occurrences_retained();
+        let walked = Completeness {
+            left: left.inventory.walk_complete() && left.ambiguous == 0,
+            right: right.inventory.walk_complete() && right.ambiguous == 0,
+        };
+        let completeness = Completeness {
+            left: walked.left && left.inventory.all_occurrences_retained(),
+            right: walked.right && right.inventory.all_occurrences_retained(),
+        };
+
+        let contents = |s: &Side, native_only: bool| -> BTreeMap<String, Content> {
+            s.by_path
+                .iter()
+                .filter(|(_, o)| !native_only || o.architecture.is_some())
+                .map(|(path, o)| (path.clone(), content(o)))
+                .collect()
+        };
+        let all = KeyedDelta::of(
+            &contents(&left, false),
+            &contents(&right, false),
+            completeness,
+        );
+        let native = KeyedDelta::of(
+            &contents(&left, true),
+            &contents(&right, true),
+            completeness,
+        );
+        let unchanged = left
+            .by_path
             .iter()
-            .filter(|(_, o)| !native_only || o.architecture.is_some())
-            .map(|(path, o)| (path.clone(), content(o)))
-            .collect()
-    };
-    let all = KeyedDelta::of(
-        &contents(&left, false),
-        &contents(&right, false),
-        completeness,
-    );
-    let native = KeyedDelta::of(
-        &contents(&left, true),
-        &contents(&right, true),
-        completeness,
-    );
-    let unchanged = left
-        .by_path
-        .iter()
-        .filter(|(p, o)| {
-            right
-                .by_path
-                .get(*p)
-                .is_some_and(|r| content(r) == content(o))
-        })
-        .count();
+            .filter(|(p, o)| {
+                right
+                    .by_path
+                    .get(*p)
+                    .is_some_and(|r| content(r) == content(o))
+            })
+            .count();
 
-    let occurrences_status = side_status(&all, completeness, retained, &left, &right);
-    let native_status = side_status(&native, completeness, retained, &left, &right);
-    let mut dimensions = Map::new();
-    dimensions.insert(
-        "occurrences".into(),
-        dimension(
-            occurrences_status,
-            json!({
+        let occurrences_status = side_status(&all, completeness, retained, &left, &right);
+        let native_status = side_status(&native, completeness, retained, &left, &right);
+        let mut dimensions = Map::new();
+        dimensions.insert(
+            "occurrences".into(),
+            dimension(
+                occurrences_status,
+                json!({
+                    "added": all.added.len(),
+                    "removed": all.removed.len(),
+                    "changed": all.changed.len(),
+                    "unchanged": unchanged,
+                    "unseen": all.unseen,
+                }),
+            ),
+        );
+        dimensions.insert(
+            "native_code".into(),
+            dimension(
+                native_status,
+                json!({
+                    "added": capped(&native.added, |p| json!(p)),
+                    "removed": capped(&native.removed, |p| json!(p)),
+                    "changed": capped(&native.changed, |p| json!(p)),
+                }),
+            ),
+        );
+
+        let mut changes: Vec<Value> = Vec::new();
+        for (change, paths) in [
+            ("added", &all.added),
+            ("removed", &all.removed),
+            ("changed", &all.changed),
+        ] {
+            for path in paths {
+                changes.push(change_item(path, change, &left, &right));
+            }
+        }
+        changes.sort_by(|a, b| a["path"].as_str().cmp(&b["path"].as_str()));
+        let mut changes_page = json!({"items": page.slice(&changes)});
+        page.annotate(changes.len(), &mut changes_page);
+
+        let mut limitations = Vec::new();
+        for (name, s) in [("left", &left), ("right", &right)] {
+            limitations.extend(side_limitations(name, s));
+        }
+        let status = if retained {
+            occurrences_status
+        } else {
+            ComparisonStatus::Unknown
+        };
+        let result = json!({
+            "status": status,
+            "dimensions": dimensions,
+            "summary": {
                 "added": all.added.len(),
                 "removed": all.removed.len(),
                 "changed": all.changed.len(),
                 "unchanged": unchanged,
                 "unseen": all.unseen,
-            }),
-        ),
-    );
-    dimensions.insert(
-        "native_code".into(),
-        dimension(
-            native_status,
-            json!({
-                "added": capped(&native.added, |p| json!(p)),
-                "removed": capped(&native.removed, |p| json!(p)),
-                "changed": capped(&native.changed, |p| json!(p)),
-            }),
-        ),
-    );
-
-    let mut changes: Vec<Value> = Vec::new();
-    for (change, paths) in [
-        ("added", &all.added),
-        ("removed", &all.removed),
-        ("changed", &all.changed),
-    ] {
-        for path in paths {
-            changes.push(change_item(path, change, &left, &right));
-        }
+            },
+            "left": side_summary(&left),
+            "right": side_summary(&right),
+            "changes": changes_page,
+            "limitations": limitations,
+        });
+        let parameters = json!({
+            "left_manifest_id": left.inventory.manifest.manifest_id,
+            "right_manifest_id": right.inventory.manifest.manifest_id,
+            "left_evidence_ids": left.inventory.evidence_ids,
+            "right_evidence_ids": right.inventory.evidence_ids,
+            "offset": page.offset,
+            "limit": page.limit,
+        });
+        record_derived(
+            session,
+            ToolName::CompareArtifacts,
+            parameters,
+            result,
+            limitations,
+        )
     }
-    changes.sort_by(|a, b| a["path"].as_str().cmp(&b["path"].as_str()));
-    let mut changes_page = json!({"items": page.slice(&changes)});
-    page.annotate(changes.len(), &mut changes_page);
-
-    let mut limitations = Vec::new();
-    for (name, s) in [("left", &left), ("right", &right)] {
-        limitations.extend(side_limitations(name, s));
-    }
-    let status = if retained {
-        occurrences_status
-    } else {
-        ComparisonStatus::Unknown
-    };
-    let result = json!({
-        "status": status,
-        "dimensions": dimensions,
-        "summary": {
-            "added": all.added.len(),
-            "removed": all.removed.len(),
-            "changed": all.changed.len(),
-            "unchanged": unchanged,
-            "unseen": all.unseen,
-        },
-        "left": side_summary(&left),
-        "right": side_summary(&right),
-        "changes": changes_page,
-        "limitations": limitations,
-    });
-    let parameters = json!({
-        "left_manifest_id": left.inventory.manifest.manifest_id,
-        "right_manifest_id": right.inventory.manifest.manifest_id,
-        "left_evidence_ids": left.inventory.evidence_ids,
-        "right_evidence_ids": right.inventory.evidence_ids,
-        "offset": page.offset,
-        "limit": page.limit,
-    });
-    record_derived(
-        session,
-        ToolName::CompareArtifacts,
-        parameters,
-        result,
-        limitations,
-    )
 }
 
 /// The status of one dimension: the shared delta rules, except that a side
@@ -221,7 +226,7 @@ fn content(o: &Occurrence) -> Content {
 /// inventory pages) to its retained inventory, indexed by path.
 fn side(session: &Session, field: &str, id: &str) -> Result<Side, ToolError> {
     let manifest_id = if is_evidence_id(id) {
-        let evidence = super::fetch_operation(session, field, id, &["inspect_artifact"])?;
+        let evidence = fetch_operation(session, field, id, &["inspect_artifact"])?;
         inventory_page(&evidence)
             .map(|p| p.manifest.manifest_id)
             .ok_or_else(|| {

@@ -12,56 +12,41 @@
 //! `changed`, `truncated` or `unknown`: a capture has no direction, so an
 //! addition or removal is simply a change.
 
-use crate::session::capture_records::CAPTURE_PROCESS_SCENARIO;
+use crate::tools::shared::ledger::{read_capture, record_derived};
+use crate::tools::tool::{Call, Tool};
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use super::{
-    ComparisonStatus, Completeness, KeyedDelta, capped, comparison_result, dimension,
-    fetch_operation, record_derived,
-};
+use super::{ComparisonStatus, Completeness, KeyedDelta, capped, comparison_result, dimension};
 use crate::capture::{Capture, FileEntry, Stream};
-use crate::session::Session;
 use crate::tools::inputs::CompareProcessCapturesInput;
-use crate::tools::{HandlerResult, ToolError, ToolName};
+use crate::tools::{HandlerResult, ToolName};
 
-/// The capture held by the retained record `id` (named `field` in
-/// messages): the record must be capture Evidence whose result validates.
-pub(crate) fn read_capture(session: &Session, field: &str, id: &str) -> Result<Capture, ToolError> {
-    let evidence = fetch_operation(session, field, id, &[CAPTURE_PROCESS_SCENARIO])?;
-    let invalid = |reason: String| {
-        ToolError::new(
-            "invalid_evidence",
-            format!("{field} `{id}` is not a valid process capture: {reason}"),
-            "Capture the scenario again with capture_process_scenario and pass the new evidence_id.",
+pub struct CompareProcessCaptures;
+
+impl Tool for CompareProcessCaptures {
+    const NAME: ToolName = ToolName::CompareProcessCaptures;
+    type Input = CompareProcessCapturesInput;
+
+    fn run(input: CompareProcessCapturesInput, call: &Call<'_>) -> HandlerResult {
+        let session = &mut *call.session();
+        let left_id = input.left_evidence_id.trim();
+        let right_id = input.right_evidence_id.trim();
+        let left = read_capture(session, "left_evidence_id", left_id)?;
+        let right = read_capture(session, "right_evidence_id", right_id)?;
+        let (mut result, limitations) = compare(&left, &right);
+        result["left_evidence_id"] = json!(left_id);
+        result["right_evidence_id"] = json!(right_id);
+        let parameters = json!({"left_evidence_id": left_id, "right_evidence_id": right_id});
+        record_derived(
+            session,
+            ToolName::CompareProcessCaptures,
+            parameters,
+            result,
+            limitations,
         )
-    };
-    let capture: Capture =
-        serde_json::from_value(evidence.body.result.clone()).map_err(|e| invalid(e.to_string()))?;
-    capture.validate().map_err(|e| invalid(e.to_string()))?;
-    Ok(capture)
-}
-
-pub(crate) fn compare_process_captures(
-    input: CompareProcessCapturesInput,
-    session: &mut Session,
-) -> HandlerResult {
-    let left_id = input.left_evidence_id.trim();
-    let right_id = input.right_evidence_id.trim();
-    let left = read_capture(session, "left_evidence_id", left_id)?;
-    let right = read_capture(session, "right_evidence_id", right_id)?;
-    let (mut result, limitations) = compare(&left, &right);
-    result["left_evidence_id"] = json!(left_id);
-    result["right_evidence_id"] = json!(right_id);
-    let parameters = json!({"left_evidence_id": left_id, "right_evidence_id": right_id});
-    record_derived(
-        session,
-        ToolName::CompareProcessCaptures,
-        parameters,
-        result,
-        limitations,
-    )
+    }
 }
 
 /// The comparison result of two valid captures, with its limitations.

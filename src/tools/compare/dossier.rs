@@ -8,9 +8,9 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::super::procedures::parse_address;
 use crate::ground::text::{EXCERPT_CHARS, excerpt};
 use crate::session::Evidence;
+use crate::tools::shared::procedures::parse_address;
 
 /// Why a record cannot be read as a function dossier.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -289,7 +289,7 @@ mod tests {
 
     use super::*;
     use crate::providers::code::{BasicBlock, Edge, EdgeKind, Flow};
-    use crate::tools::code::{block_line, instruction_line};
+    use crate::tools::shared::listing::{block_line, instruction_line};
 
     fn read(result: Value) -> Result<Dossier, DossierError> {
         let evidence = super::super::tests::evidence("analyze_function", result);

@@ -8,6 +8,8 @@
 //! listing is compared on its visible part only: a difference there is
 //! `changed`, equality is `truncated`, never `unchanged`.
 
+use crate::tools::shared::ledger::{fetch_operation, record_derived};
+use crate::tools::tool::{Call, Tool};
 use serde_json::{Map, Value, json};
 
 use super::diff::{Hunk, align};
@@ -15,10 +17,9 @@ use super::dossier::{Block, Dossier};
 use super::normalize::normalized;
 use super::{
     ComparisonStatus, Completeness, MultisetDelta, capped, comparison_result, dimension,
-    fetch_operation, record_derived, unknown_dimension,
+    unknown_dimension,
 };
 use crate::providers::format_address;
-use crate::session::Session;
 use crate::tools::inputs::CompareFunctionsInput;
 use crate::tools::{HandlerResult, ToolName};
 
@@ -27,37 +28,43 @@ const HUNK_LINES: usize = 8;
 /// Longest string value echoed in a result.
 const STRING_ECHO: usize = 256;
 
-pub(crate) fn compare_functions(
-    input: CompareFunctionsInput,
-    session: &mut Session,
-) -> HandlerResult {
-    let wanted = [ToolName::AnalyzeFunction.as_str()];
-    let left_id = input.left_evidence_id.trim();
-    let right_id = input.right_evidence_id.trim();
-    let left = fetch_operation(session, "left_evidence_id", left_id, &wanted)?;
-    let right = fetch_operation(session, "right_evidence_id", right_id, &wanted)?;
-    let left_dossier = Dossier::read("left_evidence_id", &left)?;
-    let right_dossier = Dossier::read("right_evidence_id", &right)?;
-    let sides = [(&left_dossier, &left), (&right_dossier, &right)].map(|(dossier, evidence)| {
-        json!({
-            "evidence_id": evidence.evidence_id,
-            "sha256": evidence.body.subject.as_ref().map(|s| s.sha256.clone()),
-            "document": dossier.document,
-            "procedure": dossier.procedure,
-            "instruction_count": dossier.instructions.len(),
-            "truncated": dossier.truncated,
-        })
-    });
-    let [left_side, right_side] = sides;
-    let (result, limitations) = compare(&left_dossier, &right_dossier, left_side, right_side);
-    let parameters = json!({"left_evidence_id": left_id, "right_evidence_id": right_id});
-    record_derived(
-        session,
-        ToolName::CompareFunctions,
-        parameters,
-        result,
-        limitations,
-    )
+pub struct CompareFunctions;
+
+impl Tool for CompareFunctions {
+    const NAME: ToolName = ToolName::CompareFunctions;
+    type Input = CompareFunctionsInput;
+
+    fn run(input: CompareFunctionsInput, call: &Call<'_>) -> HandlerResult {
+        let session = &mut *call.session();
+        let wanted = [ToolName::AnalyzeFunction.as_str()];
+        let left_id = input.left_evidence_id.trim();
+        let right_id = input.right_evidence_id.trim();
+        let left = fetch_operation(session, "left_evidence_id", left_id, &wanted)?;
+        let right = fetch_operation(session, "right_evidence_id", right_id, &wanted)?;
+        let left_dossier = Dossier::read("left_evidence_id", &left)?;
+        let right_dossier = Dossier::read("right_evidence_id", &right)?;
+        let sides =
+            [(&left_dossier, &left), (&right_dossier, &right)].map(|(dossier, evidence)| {
+                json!({
+                    "evidence_id": evidence.evidence_id,
+                    "sha256": evidence.body.subject.as_ref().map(|s| s.sha256.clone()),
+                    "document": dossier.document,
+                    "procedure": dossier.procedure,
+                    "instruction_count": dossier.instructions.len(),
+                    "truncated": dossier.truncated,
+                })
+            });
+        let [left_side, right_side] = sides;
+        let (result, limitations) = compare(&left_dossier, &right_dossier, left_side, right_side);
+        let parameters = json!({"left_evidence_id": left_id, "right_evidence_id": right_id});
+        record_derived(
+            session,
+            ToolName::CompareFunctions,
+            parameters,
+            result,
+            limitations,
+        )
+    }
 }
 
 /// The comparison result and its limitations.

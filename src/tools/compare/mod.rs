@@ -20,7 +20,6 @@
 //!   An incomplete side never yields `unchanged`.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -31,14 +30,14 @@ mod functions;
 mod normalize;
 mod verify;
 
-use super::{HandlerResult, ToolName};
 use crate::ground::text::{EXCERPT_CHARS, excerpt};
-use crate::session::evidence::is_evidence_id;
-use crate::session::{Confidence, Evidence, EvidenceDraft, Session, native_identity};
+use crate::session::Evidence;
 
+pub use artifacts::CompareArtifacts;
+pub use captures::CompareProcessCaptures;
 pub use dossier::DossierError;
-pub(crate) use functions::compare_functions;
-pub(crate) use verify::verify_reconstruction;
+pub use functions::CompareFunctions;
+pub use verify::VerifyReconstruction;
 
 /// The operations whose Evidence is a comparison readable by
 /// [`read_comparison`].
@@ -334,87 +333,6 @@ pub fn comparison_result(dimensions: Map<String, Value>, extra: Map<String, Valu
     result.insert("status".to_owned(), json!(status));
     result.insert("dimensions".to_owned(), Value::Object(dimensions));
     Value::Object(result)
-}
-
-/// Records Evidence computed from other records (a comparison, a
-/// verification): `operation` is the tool name, confidence derived,
-/// `parameters` name the input Evidence ids (ids are identity; local paths
-/// never are). Such a record spans several subjects, so it has none of its
-/// own.
-pub fn record_derived(
-    session: &mut Session,
-    tool: ToolName,
-    parameters: Value,
-    result: Value,
-    limitations: Vec<String>,
-) -> HandlerResult {
-    let draft = EvidenceDraft {
-        operation: tool.as_str().to_owned(),
-        subject: None,
-        provider: native_identity(),
-        parameters,
-        result: result.clone(),
-        confidence: Confidence::Derived,
-        limitations,
-        locations: Vec::new(),
-        local_path: None,
-    };
-    let evidence = session.record(draft)?;
-    Ok((result, Some(evidence)))
-}
-
-/// Why a retained record cannot be used.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum FetchError {
-    #[error("{field} `{id}` is not an Evidence ID (ev_ followed by 64 lowercase hex digits)")]
-    Malformed { field: String, id: String },
-    #[error("{field} `{id}` is not retained in this session's Evidence ledger")]
-    NotRetained { field: String, id: String },
-    #[error("{field} `{id}` is {found} Evidence; this needs {expected} Evidence")]
-    WrongKind {
-        field: String,
-        id: String,
-        found: String,
-        expected: String,
-    },
-}
-
-/// The retained record `id`, named `field` in messages.
-pub fn fetch(session: &Session, field: &str, id: &str) -> Result<Arc<Evidence>, FetchError> {
-    if !is_evidence_id(id) {
-        return Err(FetchError::Malformed {
-            field: field.to_owned(),
-            id: excerpt(id, EXCERPT_CHARS),
-        });
-    }
-    session
-        .ledger()
-        .get(id)
-        .cloned()
-        .ok_or_else(|| FetchError::NotRetained {
-            field: field.to_owned(),
-            id: id.to_owned(),
-        })
-}
-
-/// The retained record `id`, which must come from one of `operations`.
-pub fn fetch_operation(
-    session: &Session,
-    field: &str,
-    id: &str,
-    operations: &[&str],
-) -> Result<Arc<Evidence>, FetchError> {
-    let evidence = fetch(session, field, id)?;
-    if operations.contains(&evidence.body.operation.as_str()) {
-        Ok(evidence)
-    } else {
-        Err(FetchError::WrongKind {
-            field: field.to_owned(),
-            id: id.to_owned(),
-            found: excerpt(&evidence.body.operation, EXCERPT_CHARS),
-            expected: operations.join(" or "),
-        })
-    }
 }
 
 /// What a comparison Evidence record says, per dimension.

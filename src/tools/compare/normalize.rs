@@ -25,7 +25,7 @@ use std::sync::LazyLock;
 use regex::{Captures, Regex};
 
 use super::dossier::Dossier;
-use crate::tools::procedures::parse_address;
+use crate::tools::shared::procedures::parse_address;
 
 static HEX: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"0x[0-9a-f]+").ok());
 static PC_RELATIVE: LazyLock<Option<Regex>> =

@@ -5,8 +5,9 @@ use std::collections::BTreeMap;
 use serde_json::json;
 
 use super::*;
-use crate::session::ProviderIdentity;
+use crate::session::{Confidence, EvidenceDraft, ProviderIdentity, Session};
 use crate::tools::ToolError;
+use crate::tools::shared::ledger::{FetchError, fetch, fetch_operation};
 
 use ComparisonStatus::{Added, Changed, Removed, Truncated, Unchanged, Unknown};
 

@@ -10,15 +10,17 @@
 //! unknown if any is unknown, else pass. A pass speaks only for its claim
 //! and dimension.
 
+use crate::tools::tool::{Call, Tool};
 use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
-use super::{ComparisonStatus, fetch, read_comparison, record_derived};
+use super::{ComparisonStatus, read_comparison};
 use crate::ground::text::{EXCERPT_CHARS, excerpt};
 use crate::session::Session;
 use crate::session::evidence::is_evidence_id;
 use crate::tools::inputs::{ClaimSpec, ExpectedOutcome, VerifyReconstructionInput};
+use crate::tools::shared::ledger::{fetch, record_derived};
 use crate::tools::{HandlerResult, ToolError, ToolName};
 
 pub const MAX_CLAIMS: usize = 100;
@@ -211,14 +213,18 @@ fn judge(
     (verdict, Some(observed), operation, reason)
 }
 
-pub(crate) fn verify_reconstruction(
-    input: VerifyReconstructionInput,
-    session: &mut Session,
-) -> HandlerResult {
-    validate(&input)?;
-    let spec = &input.specification;
-    let mut verdicts = Vec::with_capacity(spec.claims.len());
-    let claims: Vec<Value> = spec
+pub struct VerifyReconstruction;
+
+impl Tool for VerifyReconstruction {
+    const NAME: ToolName = ToolName::VerifyReconstruction;
+    type Input = VerifyReconstructionInput;
+
+    fn run(input: VerifyReconstructionInput, call: &Call<'_>) -> HandlerResult {
+        let session = &mut *call.session();
+        validate(&input)?;
+        let spec = &input.specification;
+        let mut verdicts = Vec::with_capacity(spec.claims.len());
+        let claims: Vec<Value> = spec
         .claims
         .iter()
         .map(|claim| {
@@ -243,35 +249,36 @@ pub(crate) fn verify_reconstruction(
             })
         })
         .collect();
-    let count = |v: Verdict| verdicts.iter().filter(|&&x| x == v).count();
-    let overall = Verdict::overall(verdicts.iter().copied());
-    let result = json!({
-        "status": overall.as_str(),
-        "name": spec.name.trim(),
-        "schema_version": spec.schema_version,
-        "summary": {
-            "pass": count(Verdict::Pass),
-            "fail": count(Verdict::Fail),
-            "unknown": count(Verdict::Unknown),
-            "total": verdicts.len(),
-        },
-        "claims": claims,
-        "scope": "a pass speaks only for the listed claims, each on its one dimension of its one \
-                  comparison; it says nothing about anything the claims do not name",
-    });
-    let parameters = json!({"specification": specification_json(&input)});
-    let limitations = vec![
-        "claims are judged from retained comparison Evidence only; a truncated or unknown \
+        let count = |v: Verdict| verdicts.iter().filter(|&&x| x == v).count();
+        let overall = Verdict::overall(verdicts.iter().copied());
+        let result = json!({
+            "status": overall.as_str(),
+            "name": spec.name.trim(),
+            "schema_version": spec.schema_version,
+            "summary": {
+                "pass": count(Verdict::Pass),
+                "fail": count(Verdict::Fail),
+                "unknown": count(Verdict::Unknown),
+                "total": verdicts.len(),
+            },
+            "claims": claims,
+            "scope": "a pass speaks only for the listed claims, each on its one dimension of its one \
+                      comparison; it says nothing about anything the claims do not name",
+        });
+        let parameters = json!({"specification": specification_json(&input)});
+        let limitations = vec![
+            "claims are judged from retained comparison Evidence only; a truncated or unknown \
          dimension never passes"
-            .to_owned(),
-    ];
-    record_derived(
-        session,
-        ToolName::VerifyReconstruction,
-        parameters,
-        result,
-        limitations,
-    )
+                .to_owned(),
+        ];
+        record_derived(
+            session,
+            ToolName::VerifyReconstruction,
+            parameters,
+            result,
+            limitations,
+        )
+    }
 }
 
 /// The specification as recorded in the Evidence parameters (trimmed).
@@ -357,7 +364,8 @@ mod tests {
                 claims,
             },
         };
-        let (result, _) = verify_reconstruction(input, &mut session).unwrap();
+        let (result, _) =
+            Call::on(&mut session, |call| VerifyReconstruction::run(input, call)).unwrap();
         let size = result.to_string().len();
         assert!(size < 256 * 1024, "the result holds {size} bytes");
         assert_eq!(result["status"], json!("unknown"));

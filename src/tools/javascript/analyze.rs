@@ -12,6 +12,8 @@
 //! analysis runs inline and reports its progress through the call's
 //! progress channel.
 
+use crate::tools::ToolName;
+use crate::tools::tool::{Call, Tool};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -31,15 +33,6 @@ use crate::tools::{HandlerResult, ToolError};
 pub const MAX_INPUT_PATH_CHARS: usize = 16_384;
 /// Most entry-point locations named on the Evidence record.
 const MAX_LOCATIONS: usize = 32;
-
-pub(crate) fn analyze_javascript_application(
-    input: AnalyzeJavascriptApplicationInput,
-    session: &mut Session,
-    progress: Progress<'_>,
-) -> HandlerResult {
-    let draft = analysis_draft(input, session.read_roots(), progress)?;
-    record_analysis(session, draft)
-}
 
 /// Records the whole analysis, then its summary, which is the answer.
 fn record_analysis(session: &mut Session, graph: EvidenceDraft) -> HandlerResult {
@@ -102,20 +95,21 @@ fn summary(analysis: &Value) -> Value {
     Value::Object(summary)
 }
 
-/// The same without holding the session while the application is read
-/// and parsed: the lock is taken only for the read roots and, at the end,
-/// to record the Evidence.
-pub(crate) fn analyze_unlocked(
-    input: AnalyzeJavascriptApplicationInput,
-    session: &std::sync::Mutex<Session>,
-    progress: Progress<'_>,
-) -> HandlerResult {
-    crate::tools::without_lock(
-        session,
-        |s| s.read_roots().clone(),
-        |roots| analysis_draft(input, &roots, progress),
-        record_analysis,
-    )
+/// Reads and parses the application without holding the session: it is
+/// held only for the read roots and, at the end, to record the Evidence.
+pub struct AnalyzeJavascriptApplication;
+
+impl Tool for AnalyzeJavascriptApplication {
+    const NAME: ToolName = ToolName::AnalyzeJavascriptApplication;
+    type Input = AnalyzeJavascriptApplicationInput;
+
+    fn run(input: AnalyzeJavascriptApplicationInput, call: &Call<'_>) -> HandlerResult {
+        call.without_lock(
+            |s| s.read_roots().clone(),
+            |roots| analysis_draft(input, &roots, call.progress),
+            record_analysis,
+        )
+    }
 }
 
 /// The analysis of the requested application, as the Evidence it becomes.

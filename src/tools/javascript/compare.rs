@@ -9,6 +9,8 @@
 //! constructor) only when that key is unique on both sides; any other
 //! window is listed as unmatched and never guessed at.
 
+use crate::tools::shared::ledger::record_derived;
+use crate::tools::tool::{Call, Tool};
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value, json};
@@ -16,34 +18,37 @@ use serde_json::{Map, Value, json};
 use super::fetch_analysis;
 use super::graph::{Graph, attr_str, attr_strings};
 use crate::javascript::{Analysis, CoverageStatus, EdgeKind, NodeKind};
-use crate::session::Session;
 use crate::tools::compare::{
     ComparisonStatus, Completeness, KeyedDelta, capped, comparison_result, delta_status, dimension,
-    record_derived,
 };
 use crate::tools::inputs::CompareApplicationVersionsInput;
 use crate::tools::{HandlerResult, ToolName};
 
-pub(crate) fn compare_application_versions(
-    input: CompareApplicationVersionsInput,
-    session: &mut Session,
-) -> HandlerResult {
-    let left = fetch_analysis(session, "left_evidence_id", &input.left_evidence_id)?;
-    let right = fetch_analysis(session, "right_evidence_id", &input.right_evidence_id)?;
-    let (result, limitations) = compare(&left, &right);
-    let parameters = json!({
-        "left_evidence_id": input.left_evidence_id,
-        "right_evidence_id": input.right_evidence_id,
-        "left_analysis_id": left.analysis_id,
-        "right_analysis_id": right.analysis_id,
-    });
-    record_derived(
-        session,
-        ToolName::CompareApplicationVersions,
-        parameters,
-        result,
-        limitations,
-    )
+pub struct CompareApplicationVersions;
+
+impl Tool for CompareApplicationVersions {
+    const NAME: ToolName = ToolName::CompareApplicationVersions;
+    type Input = CompareApplicationVersionsInput;
+
+    fn run(input: CompareApplicationVersionsInput, call: &Call<'_>) -> HandlerResult {
+        let session = &mut *call.session();
+        let left = fetch_analysis(session, "left_evidence_id", &input.left_evidence_id)?;
+        let right = fetch_analysis(session, "right_evidence_id", &input.right_evidence_id)?;
+        let (result, limitations) = compare(&left, &right);
+        let parameters = json!({
+            "left_evidence_id": input.left_evidence_id,
+            "right_evidence_id": input.right_evidence_id,
+            "left_analysis_id": left.analysis_id,
+            "right_analysis_id": right.analysis_id,
+        });
+        record_derived(
+            session,
+            ToolName::CompareApplicationVersions,
+            parameters,
+            result,
+            limitations,
+        )
+    }
 }
 
 /// The comparison result and its limitations.

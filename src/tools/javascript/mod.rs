@@ -25,11 +25,10 @@ use crate::ground::text::{EXCERPT_CHARS, excerpt};
 use crate::javascript::{Analysis, Node, NodeKind};
 use crate::session::{Evidence, Session};
 
-pub(crate) use analyze::analyze_javascript_application as analyze;
-pub(crate) use analyze::analyze_unlocked;
-pub(crate) use compare::compare_application_versions as compare;
-pub(crate) use trace::trace_application_feature as trace;
-pub(crate) use view::inspect_analysis_view as view;
+pub use analyze::AnalyzeJavascriptApplication;
+pub use compare::CompareApplicationVersions;
+pub use trace::TraceApplicationFeature;
+pub use view::InspectAnalysisView;
 
 /// The operation whose Evidence holds an [`Analysis`].
 pub const ANALYZE_OPERATION: &str = "analyze_javascript_application";
@@ -84,7 +83,7 @@ pub(crate) fn fetch_analysis(
     field: &str,
     evidence_id: &str,
 ) -> Result<Analysis, ToolError> {
-    let evidence = super::compare::fetch_operation(
+    let evidence = super::shared::ledger::fetch_operation(
         session,
         field,
         evidence_id,
@@ -102,7 +101,7 @@ pub(crate) fn graph_record(
 ) -> Result<std::sync::Arc<Evidence>, ToolError> {
     match evidence.body.result.get("graph_evidence_id") {
         Some(serde_json::Value::String(graph)) if evidence.body.operation == ANALYZE_OPERATION => {
-            Ok(super::compare::fetch_operation(
+            Ok(super::shared::ledger::fetch_operation(
                 session,
                 field,
                 graph,

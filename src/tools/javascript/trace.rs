@@ -9,6 +9,7 @@
 //! into one feature. Its forward edges (a package shipping an addon) are
 //! still followed.
 
+use crate::tools::tool::{Call, Tool};
 use std::collections::{BTreeSet, HashMap, VecDeque};
 
 use serde::Serialize;
@@ -18,50 +19,55 @@ use super::graph::{Graph, attr_str, attr_strings};
 use super::seeds::{self, MAX_SEED_CHARS, SeedHit};
 use super::{Layer, encode, fetch_analysis};
 use crate::javascript::{Analysis, Edge, EdgeKind, InputFormat, Node, NodeKind, SourceLocation};
-use crate::session::Session;
-use crate::tools::compare::{LIST_CAP, record_derived};
+use crate::tools::compare::LIST_CAP;
 use crate::tools::inputs::{
     FeatureSeed, SeedKind, TraceApplicationFeatureInput, TraceDirection, TraceLimits,
 };
+use crate::tools::shared::ledger::record_derived;
 use crate::tools::{HandlerResult, ToolError, ToolName};
 
 /// Most exports named per native hand-off when none matched the seed.
 const HANDOFF_EXPORTS: usize = 10;
 
-pub(crate) fn trace_application_feature(
-    input: TraceApplicationFeatureInput,
-    session: &mut Session,
-) -> HandlerResult {
-    input.limits.validate()?;
-    let chars = input.seed.value.chars().take(MAX_SEED_CHARS + 1).count();
-    if chars == 0 || chars > MAX_SEED_CHARS {
-        return Err(ToolError::invalid_arguments(format!(
-            "seed.value must be 1-{MAX_SEED_CHARS} characters"
-        )));
+pub struct TraceApplicationFeature;
+
+impl Tool for TraceApplicationFeature {
+    const NAME: ToolName = ToolName::TraceApplicationFeature;
+    type Input = TraceApplicationFeatureInput;
+
+    fn run(input: TraceApplicationFeatureInput, call: &Call<'_>) -> HandlerResult {
+        let session = &mut *call.session();
+        input.limits.validate()?;
+        let chars = input.seed.value.chars().take(MAX_SEED_CHARS + 1).count();
+        if chars == 0 || chars > MAX_SEED_CHARS {
+            return Err(ToolError::invalid_arguments(format!(
+                "seed.value must be 1-{MAX_SEED_CHARS} characters"
+            )));
+        }
+        let analysis = fetch_analysis(session, "evidence_id", &input.evidence_id)?;
+        let traced = trace(&analysis, &input.seed, input.direction, input.limits);
+        let limitations = traced.limitations();
+        let mut result = encode(&traced, "trace")?;
+        let mut parameters = json!({
+            "evidence_id": input.evidence_id,
+            "analysis_id": analysis.analysis_id,
+            "seed": input.seed,
+            "direction": input.direction,
+            "limits": input.limits,
+        });
+        if input.include_subgraph {
+            parameters["include_subgraph"] = json!(true);
+        } else {
+            without_subgraph(&mut result);
+        }
+        record_derived(
+            session,
+            ToolName::TraceApplicationFeature,
+            parameters,
+            result,
+            limitations,
+        )
     }
-    let analysis = fetch_analysis(session, "evidence_id", &input.evidence_id)?;
-    let traced = trace(&analysis, &input.seed, input.direction, input.limits);
-    let limitations = traced.limitations();
-    let mut result = encode(&traced, "trace")?;
-    let mut parameters = json!({
-        "evidence_id": input.evidence_id,
-        "analysis_id": analysis.analysis_id,
-        "seed": input.seed,
-        "direction": input.direction,
-        "limits": input.limits,
-    });
-    if input.include_subgraph {
-        parameters["include_subgraph"] = json!(true);
-    } else {
-        without_subgraph(&mut result);
-    }
-    record_derived(
-        session,
-        ToolName::TraceApplicationFeature,
-        parameters,
-        result,
-        limitations,
-    )
 }
 
 /// A trace as it is answered by default: the subgraph as counts, the

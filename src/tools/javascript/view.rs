@@ -5,6 +5,7 @@
 //! `inspect_binary_layout` Evidence) the native counterpart. Every list is
 //! capped with its total, so a large application stays a short answer.
 
+use crate::tools::tool::{Call, Tool};
 use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
@@ -12,9 +13,9 @@ use serde_json::{Value, json};
 use super::graph::{Graph, attr_str, attr_strings};
 use super::{ANALYZE_OPERATION, GRAPH_OPERATION, Layer, analysis_of, graph_record, native_view};
 use crate::javascript::{Analysis, EdgeKind, Node, NodeKind};
-use crate::session::Session;
-use crate::tools::compare::{capped, fetch_operation, record_derived};
+use crate::tools::compare::capped;
 use crate::tools::inputs::InspectAnalysisViewInput;
+use crate::tools::shared::ledger::{fetch_operation, record_derived};
 use crate::tools::{HandlerResult, ToolName};
 
 /// Most observations shown (highest severity first).
@@ -24,43 +25,48 @@ const UNKNOWNS: usize = 10;
 /// Most exports offered as seeds per native addon.
 const EXPORTS_PER_ADDON: usize = 10;
 
-pub(crate) fn inspect_analysis_view(
-    input: InspectAnalysisViewInput,
-    session: &mut Session,
-) -> HandlerResult {
-    let evidence = fetch_operation(
-        session,
-        "evidence_id",
-        &input.evidence_id,
-        &[
-            ANALYZE_OPERATION,
-            GRAPH_OPERATION,
-            ToolName::BinaryOverview.as_str(),
-            ToolName::InspectBinaryLayout.as_str(),
-        ],
-    )?;
-    let application =
-        [ANALYZE_OPERATION, GRAPH_OPERATION].contains(&evidence.body.operation.as_str());
-    let (result, limitations) = if application {
-        let graph = graph_record(session, "evidence_id", evidence)?;
-        let analysis = analysis_of(&graph, "evidence_id")?;
-        let mut result = view(&analysis);
-        // The seeds are ready to use with this very record.
-        result["trace_with"] = json!({
-            "tool": ToolName::TraceApplicationFeature.as_str(),
-            "evidence_id": input.evidence_id,
-        });
-        (result, analysis.limitations.clone())
-    } else {
-        native_view::view(&evidence)
-    };
-    record_derived(
-        session,
-        ToolName::InspectAnalysisView,
-        json!({"evidence_id": input.evidence_id}),
-        result,
-        limitations,
-    )
+pub struct InspectAnalysisView;
+
+impl Tool for InspectAnalysisView {
+    const NAME: ToolName = ToolName::InspectAnalysisView;
+    type Input = InspectAnalysisViewInput;
+
+    fn run(input: InspectAnalysisViewInput, call: &Call<'_>) -> HandlerResult {
+        let session = &mut *call.session();
+        let evidence = fetch_operation(
+            session,
+            "evidence_id",
+            &input.evidence_id,
+            &[
+                ANALYZE_OPERATION,
+                GRAPH_OPERATION,
+                ToolName::BinaryOverview.as_str(),
+                ToolName::InspectBinaryLayout.as_str(),
+            ],
+        )?;
+        let application =
+            [ANALYZE_OPERATION, GRAPH_OPERATION].contains(&evidence.body.operation.as_str());
+        let (result, limitations) = if application {
+            let graph = graph_record(session, "evidence_id", evidence)?;
+            let analysis = analysis_of(&graph, "evidence_id")?;
+            let mut result = view(&analysis);
+            // The seeds are ready to use with this very record.
+            result["trace_with"] = json!({
+                "tool": ToolName::TraceApplicationFeature.as_str(),
+                "evidence_id": input.evidence_id,
+            });
+            (result, analysis.limitations.clone())
+        } else {
+            native_view::view(&evidence)
+        };
+        record_derived(
+            session,
+            ToolName::InspectAnalysisView,
+            json!({"evidence_id": input.evidence_id}),
+            result,
+            limitations,
+        )
+    }
 }
 
 /// The view of one application analysis.
