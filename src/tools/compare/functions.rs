@@ -12,13 +12,13 @@ use crate::tools::shared::ledger::{fetch_operation, record_derived};
 use crate::tools::tool::{Call, Tool};
 use serde_json::{Map, Value, json};
 
-use super::diff::{Hunk, align};
 use super::dossier::{Block, Dossier};
 use super::normalize::normalized;
 use super::{
     ComparisonStatus, Completeness, MultisetDelta, capped, comparison_result, dimension,
     unknown_dimension,
 };
+use crate::matching::align::{Hunk, align};
 use crate::providers::format_address;
 use crate::tools::inputs::CompareFunctionsInput;
 use crate::tools::{HandlerResult, ToolName};

@@ -24,7 +24,6 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-mod diff;
 mod dossier;
 mod functions;
 mod normalize;
