@@ -43,7 +43,7 @@ pub(crate) fn walk(w: &mut Walk, c: &Container, root: &ConfinedDir) -> Result<()
                     None,
                     dir,
                     UnexploredReason::Malformed,
-                    format!("the directory cannot be read: {}", e.code()),
+                    format!("the directory cannot be read: {}", e.kind()),
                 );
                 continue;
             }

@@ -156,35 +156,6 @@ pub enum ArtifactError {
 }
 
 impl ArtifactError {
-    pub fn code(&self) -> &'static str {
-        match self {
-            ArtifactError::LimitOutOfRange { .. } => "limit_out_of_range",
-            ArtifactError::Io { .. } => "artifact_unreadable",
-            ArtifactError::Malformed { .. } => "artifact_malformed",
-            ArtifactError::FormatMismatch { .. } => "artifact_format_mismatch",
-            ArtifactError::Invalid { .. } => "inspection_invalid",
-        }
-    }
-
-    pub fn remediation(&self) -> String {
-        match self {
-            ArtifactError::LimitOutOfRange { max, .. } => {
-                format!("Pass a value between 1 and {max}, or omit the field for the default.")
-            }
-            ArtifactError::Io { .. } => "Check that the artifact exists and is readable.".into(),
-            ArtifactError::Malformed { .. } => {
-                "The container structure cannot be read; open the file as a plain binary instead."
-                    .into()
-            }
-            ArtifactError::FormatMismatch { .. } => {
-                "Let sniff() choose the format, or pass the format the file really has.".into()
-            }
-            ArtifactError::Invalid { .. } => {
-                "Re-run the inspection; do not edit inspection results by hand.".into()
-            }
-        }
-    }
-
     pub fn malformed(format: &'static str, detail: impl Into<String>) -> Self {
         ArtifactError::Malformed {
             format,

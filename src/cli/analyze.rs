@@ -25,10 +25,11 @@ pub struct AnalyzeArgs<'a> {
 }
 
 pub fn run(args: AnalyzeArgs<'_>) -> Result<ExitCode, CliError> {
-    let roots = ReadRoots::new(args.read_roots)
-        .map_err(|e| CliError::Usage(format!("{e}. {}", e.remediation())))?;
-    let input = javascript::Input::open(roots.handles(), args.path)
-        .map_err(|e| CliError::failed(e.code(), format!("{e}. {}", e.remediation())))?;
+    let roots = ReadRoots::new(args.read_roots).map_err(|e| {
+        let error = rea::tools::ToolError::from(e);
+        CliError::Usage(format!("{}. {}", error.message, error.remediation))
+    })?;
+    let input = javascript::Input::open(roots.handles(), args.path).map_err(CliError::tool)?;
     // What `rea doctor` says of such a directory, rather than an empty graph.
     if let javascript::Input::Directory(dir) = &input
         && !javascript::looks_like_application(dir)
@@ -49,8 +50,7 @@ pub fn run(args: AnalyzeArgs<'_>) -> Result<ExitCode, CliError> {
     let bar = Bar::new();
     let result = javascript::analyze_input(&input, &options, &bar);
     bar.finish();
-    let analysis =
-        result.map_err(|e| CliError::failed(e.code(), format!("{e}. {}", e.remediation())))?;
+    let analysis = result.map_err(CliError::tool)?;
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let written = if args.json {

@@ -2,6 +2,7 @@
 //! target be opened? The target check is the same admission and provider
 //! open that `open_binary` performs.
 
+use rea::tools::ToolError;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -77,11 +78,20 @@ fn target_check(target: &Path, read_roots: &[PathBuf]) -> Check {
     };
     let roots = match ReadRoots::new(read_roots) {
         Ok(r) => r,
-        Err(e) => return fail(e.to_string(), e.remediation()),
+        Err(e) => {
+            let error = ToolError::from(e);
+            return fail(error.message, error.remediation);
+        }
     };
     let admitted = match admission::admit(target, &roots) {
         Ok(a) => a,
-        Err(e) => return fail(format!("[{}] {e}", e.code()), e.remediation()),
+        Err(e) => {
+            let error = ToolError::from(e);
+            return fail(
+                format!("[{}] {}", error.code, error.message),
+                error.remediation,
+            );
+        }
     };
     let sniffed = match admitted.bundle {
         Some(_) => Ok(None),
@@ -110,7 +120,13 @@ fn target_check(target: &Path, read_roots: &[PathBuf]) -> Check {
             };
         }
         Ok(_) => {}
-        Err(e) => return fail(format!("[{}] {e}", e.code()), e.remediation()),
+        Err(e) => {
+            let error = ToolError::from(e);
+            return fail(
+                format!("[{}] {}", error.code, error.message),
+                error.remediation,
+            );
+        }
     }
     match NativeImage::from_file(&admitted.file, &admitted.file_path) {
         Ok(image) => {
@@ -174,7 +190,7 @@ fn providers_check() -> Check {
             name: "providers",
             ok: false,
             detail: e.to_string(),
-            remediation: Some(e.remediation()),
+            remediation: Some(ToolError::from(e).remediation),
         },
     }
 }

@@ -216,6 +216,16 @@ impl CliError {
             message: message.into(),
         }
     }
+
+    /// A failure as the MCP tool would report it: its code, its message and
+    /// its remediation.
+    pub fn tool(error: impl Into<rea::tools::ToolError>) -> CliError {
+        let error = error.into();
+        CliError::failed(
+            error.code.as_str(),
+            format!("{}. {}", error.message, error.remediation),
+        )
+    }
 }
 
 pub fn run(cli: Cli) -> Result<ExitCode, CliError> {

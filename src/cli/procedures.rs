@@ -80,8 +80,7 @@ pub(super) fn open_document(
     file: &Path,
     document: Option<&str>,
 ) -> Result<(NativeImage, usize), CliError> {
-    let admitted = admission::admit(file, &ReadRoots::default())
-        .map_err(|e| CliError::failed(e.code(), format!("{e}. {}", e.remediation())))?;
+    let admitted = admission::admit(file, &ReadRoots::default()).map_err(CliError::tool)?;
     // An archive is an artifact target, as `rea doctor` says: it has no
     // code documents to list.
     if admitted.bundle.is_none()
@@ -99,10 +98,8 @@ pub(super) fn open_document(
             ),
         ));
     }
-    let image = NativeImage::from_file(&admitted.file, &admitted.file_path).map_err(|e| {
-        let tool = rea::tools::ToolError::from(rea::session::SessionError::Provider(e));
-        CliError::failed(tool.code, format!("{}. {}", tool.message, tool.remediation))
-    })?;
+    let image =
+        NativeImage::from_file(&admitted.file, &admitted.file_path).map_err(CliError::tool)?;
     let index = match document {
         Some(d) => image
             .document_index(d)

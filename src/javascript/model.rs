@@ -142,39 +142,7 @@ pub enum JsError {
     Invalid { detail: String },
 }
 
-impl JsError {
-    pub fn code(&self) -> &'static str {
-        match self {
-            JsError::LimitOutOfRange { .. } => "limit_out_of_range",
-            JsError::Io { .. } => "application_unreadable",
-            JsError::Open(e) => e.code(),
-            JsError::NotAnApplication { .. } => "not_an_application",
-            JsError::MalformedAsar { .. } => "artifact_malformed",
-            JsError::Invalid { .. } => "analysis_invalid",
-        }
-    }
-
-    pub fn remediation(&self) -> String {
-        match self {
-            JsError::LimitOutOfRange { max, .. } => {
-                format!("Pass a value between 1 and {max}, or omit the field for the default.")
-            }
-            JsError::Io { .. } => {
-                "Check that the path exists, is readable and lies inside a read root.".into()
-            }
-            JsError::Open(e) => e.remediation(),
-            JsError::NotAnApplication { .. } => {
-                "Pass an application directory (one holding package.json or JavaScript) or an .asar file.".into()
-            }
-            JsError::MalformedAsar { .. } => {
-                "The archive header cannot be read safely; inspect it with open_binary and inspect_artifact instead.".into()
-            }
-            JsError::Invalid { .. } => {
-                "Re-run analyze_javascript_application; do not edit analysis results by hand.".into()
-            }
-        }
-    }
-}
+impl JsError {}
 
 /// The whole result of one analysis.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

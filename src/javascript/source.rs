@@ -353,7 +353,7 @@ fn walk_dir(
                             logical,
                             0,
                             false,
-                            Err(format!("cannot be opened ({})", e.code())),
+                            Err(format!("cannot be opened ({})", e.kind())),
                         );
                         continue;
                     }

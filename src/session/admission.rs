@@ -37,43 +37,7 @@ pub enum AdmissionError {
     BadReadRoot { path: String, reason: String },
 }
 
-impl AdmissionError {
-    pub fn code(&self) -> &'static str {
-        match self {
-            AdmissionError::Open(e) => e.code(),
-            AdmissionError::NotABinaryTarget { .. } => "not_a_binary_target",
-            AdmissionError::InvalidBundle { .. } => "invalid_bundle",
-            AdmissionError::BadReadRoot { .. } => "bad_read_root",
-        }
-    }
-
-    pub fn remediation(&self) -> String {
-        match self {
-            AdmissionError::Open(e) => e.remediation(),
-            AdmissionError::NotABinaryTarget { available_action, .. } => match available_action {
-                Some(a) => format!(
-                    "Call {} with input_path set to this directory (no open_binary needed), or run `{}`.",
-                    a.tool, a.cli
-                ),
-                None => "Open an executable file, an archive or a macOS .app bundle.".into(),
-            },
-            AdmissionError::InvalidBundle { .. } => {
-                "Open the executable inside Contents/MacOS directly, or repair the bundle's Info.plist.".into()
-            }
-            AdmissionError::BadReadRoot { .. } => "Pass existing directories to --read-root.".into(),
-        }
-    }
-
-    /// Structured detail a client can act on: the analysis that does apply.
-    pub fn data(&self) -> Option<serde_json::Value> {
-        match self {
-            AdmissionError::NotABinaryTarget {
-                available_action, ..
-            } => Some(serde_json::json!({ "available_action": available_action })),
-            _ => None,
-        }
-    }
-}
+impl AdmissionError {}
 
 /// An analysis that applies where `open_binary` does not: the tool, its
 /// arguments and the equivalent command line.
@@ -215,7 +179,7 @@ fn bundle_executable(
         .map_err(|e| {
             invalid(format!(
                 "Contents/Info.plist cannot be opened ({})",
-                e.code()
+                e.kind()
             ))
         })?;
     let bytes = plist_file
@@ -226,7 +190,7 @@ fn bundle_executable(
             )),
             other => invalid(format!(
                 "Contents/Info.plist cannot be read ({})",
-                other.code()
+                other.kind()
             )),
         })?;
     let info: plist::Value = plist::from_bytes(&bytes)
@@ -248,7 +212,7 @@ fn bundle_executable(
             OpenError::OutsideRoots { .. } => {
                 invalid("Contents/MacOS resolves outside the bundle".into())
             }
-            other => invalid(format!("cannot open Contents/MacOS ({})", other.code())),
+            other => invalid(format!("cannot open Contents/MacOS ({})", other.kind())),
         })?;
     let file = macos.open_file(Path::new(name)).map_err(|e| match e {
         OpenError::OutsideRoots { .. } => {
@@ -259,7 +223,7 @@ fn bundle_executable(
         )),
         other => invalid(format!(
             "the CFBundleExecutable file in Contents/MacOS cannot be opened ({})",
-            other.code()
+            other.kind()
         )),
     })?;
     Ok((file, name.to_owned()))
@@ -304,7 +268,7 @@ mod tests {
         )
         .unwrap();
         let err = admit(&bundle, &ReadRoots::default()).unwrap_err();
-        assert_eq!(err.code(), "invalid_bundle");
+        assert!(matches!(err, AdmissionError::InvalidBundle { .. }));
         assert!(err.to_string().contains("outside Contents/MacOS"), "{err}");
         assert!(!err.to_string().contains("MacOS/Demo"), "{err}");
     }
@@ -315,7 +279,10 @@ mod tests {
             let dir = tempfile::tempdir().unwrap();
             let bundle = app(dir.path(), &plist_with(name));
             let err = admit(&bundle, &ReadRoots::default()).unwrap_err();
-            assert_eq!(err.code(), "invalid_bundle", "{name}");
+            assert!(
+                matches!(err, AdmissionError::InvalidBundle { .. }),
+                "{name}"
+            );
         }
     }
 
@@ -323,13 +290,14 @@ mod tests {
     fn other_directories_are_not_binary_targets() {
         let dir = tempfile::tempdir().unwrap();
         let err = admit(dir.path(), &ReadRoots::default()).unwrap_err();
-        assert_eq!(err.code(), "not_a_binary_target");
-        assert!(err.remediation().contains(".app"));
+        assert!(matches!(
+            err,
+            AdmissionError::NotABinaryTarget {
+                available_action: None,
+                ..
+            }
+        ));
         assert!(err.to_string().contains("no analysis applies"), "{err}");
-        assert_eq!(
-            err.data().unwrap()["available_action"],
-            serde_json::Value::Null
-        );
     }
 
     #[test]
@@ -339,13 +307,18 @@ mod tests {
         std::fs::create_dir(&app).unwrap();
         std::fs::write(app.join("package.json"), r#"{"main":"main.js"}"#).unwrap();
         let err = admit(&app, &ReadRoots::default()).unwrap_err();
-        assert_eq!(err.code(), "not_a_binary_target");
+        let AdmissionError::NotABinaryTarget {
+            available_action: Some(action),
+            ..
+        } = &err
+        else {
+            panic!("expected a directory with an analysis that applies, got {err}")
+        };
         let shown = app.display().to_string();
-        let action = &err.data().unwrap()["available_action"];
+        let action = serde_json::to_value(action).unwrap();
         assert_eq!(action["tool"], "analyze_javascript_application");
         assert_eq!(action["arguments"]["input_path"], shown.as_str());
         assert_eq!(action["cli"], format!("rea analyze '{shown}'"));
-        assert!(err.remediation().contains("analyze_javascript_application"));
         assert!(err.to_string().contains("rea analyze"), "{err}");
     }
 
@@ -365,7 +338,10 @@ mod tests {
             .unwrap();
         let roots = ReadRoots::new(&[inside.path().to_path_buf()]).unwrap();
         let err = admit(&inside.path().join("link"), &roots).unwrap_err();
-        assert_eq!(err.code(), "outside_read_roots");
+        assert!(matches!(
+            err,
+            AdmissionError::Open(OpenError::OutsideRoots { label: "read", .. })
+        ));
         std::fs::write(inside.path().join("ok"), b"x").unwrap();
         assert!(admit(&inside.path().join("ok"), &roots).is_ok());
     }
@@ -379,7 +355,7 @@ mod tests {
         std::fs::write(bundle.join("Contents/Info.plist"), plist_with("sh")).unwrap();
         std::os::unix::fs::symlink("/bin", bundle.join("Contents/MacOS")).unwrap();
         let err = admit(&bundle, &ReadRoots::default()).unwrap_err();
-        assert_eq!(err.code(), "invalid_bundle");
+        assert!(matches!(err, AdmissionError::InvalidBundle { .. }));
         assert!(err.to_string().contains("outside the bundle"), "{err}");
     }
 
@@ -391,11 +367,14 @@ mod tests {
         // SAFETY: a valid C string.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
         let err = admit(&fifo, &ReadRoots::default()).unwrap_err();
-        assert_eq!(err.code(), "not_a_regular_file");
+        assert!(matches!(
+            err,
+            AdmissionError::Open(OpenError::NotRegular { .. })
+        ));
         let roots = ReadRoots::new(&[dir.path().to_path_buf()]).unwrap();
-        assert_eq!(
-            admit(&fifo, &roots).unwrap_err().code(),
-            "not_a_regular_file"
-        );
+        assert!(matches!(
+            admit(&fifo, &roots).unwrap_err(),
+            AdmissionError::Open(OpenError::NotRegular { .. })
+        ));
     }
 }

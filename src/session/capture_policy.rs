@@ -351,7 +351,7 @@ fn open_in(
             path: shown,
             reason: match e {
                 OpenError::NotFound { reason, .. } | OpenError::Io { reason, .. } => reason,
-                other => other.code().to_string(),
+                other => other.kind().to_string(),
             },
         }),
     }

@@ -638,7 +638,10 @@ mod open_tests {
         let SessionError::Admission(AdmissionError::Open(e)) = &err else {
             panic!("{err}");
         };
-        assert_eq!(e.code(), "file_too_large");
+        assert!(matches!(
+            e,
+            crate::ground::confined::OpenError::TooLarge { .. }
+        ));
         assert!(err.to_string().contains("1048576"), "{err}");
     }
 }

@@ -25,39 +25,7 @@ pub enum WriteError {
     Io { path: String, reason: String },
 }
 
-impl WriteError {
-    pub fn code(&self) -> &'static str {
-        match self {
-            WriteError::Disabled => "write_disabled",
-            WriteError::BadRoot { .. } => "bad_write_root",
-            WriteError::OutsideRoots { .. } => "outside_write_roots",
-            WriteError::BadPath { .. } => "invalid_path",
-            WriteError::AlreadyExists { .. } => "already_exists",
-            WriteError::Io { .. } => "io_error",
-        }
-    }
-
-    pub fn remediation(&self) -> &'static str {
-        match self {
-            WriteError::Disabled => {
-                "Ask the operator to start the server with `rea mcp --write-root DIR` (repeatable) \
-                 and write under DIR."
-            }
-            WriteError::BadRoot { .. } => "Pass existing directories to --write-root.",
-            WriteError::OutsideRoots { .. } => {
-                "Choose a path under one of the write roots binary_session lists."
-            }
-            WriteError::BadPath { .. } => {
-                "Pass a file path without `..` whose parent directory exists and whose final \
-                 component is not a symlink."
-            }
-            WriteError::AlreadyExists { .. } => {
-                "Pass overwrite: true to replace the file, or choose another path."
-            }
-            WriteError::Io { .. } => "Check that the directory is writable and has space.",
-        }
-    }
-}
+impl WriteError {}
 
 /// The operator's write roots, opened once; empty means writing is off.
 #[derive(Debug, Clone, Default)]
@@ -113,7 +81,7 @@ impl WriteRoots {
             },
             other => bad(&format!(
                 "its directory cannot be opened ({})",
-                other.code()
+                other.kind()
             )),
         })?;
         match dir.symlink_metadata(Path::new(&name)) {
@@ -175,7 +143,6 @@ mod tests {
             .resolve(Path::new("/tmp/x.json"), false)
             .unwrap_err();
         assert_eq!(err, WriteError::Disabled);
-        assert!(err.remediation().contains("--write-root"));
     }
 
     #[test]
@@ -188,20 +155,20 @@ mod tests {
         let err = roots
             .resolve(&outside.path().join("b.json"), false)
             .unwrap_err();
-        assert_eq!(err.code(), "outside_write_roots");
+        assert!(matches!(err, WriteError::OutsideRoots { .. }));
         // `..` is refused outright, even when it would land inside.
         std::fs::create_dir(root.path().join("sub")).unwrap();
         let dotdot = root.path().join("sub/../../escape.json");
-        assert_eq!(
-            roots.resolve(&dotdot, false).unwrap_err().code(),
-            "invalid_path"
-        );
+        assert!(matches!(
+            roots.resolve(&dotdot, false).unwrap_err(),
+            WriteError::BadPath { .. }
+        ));
         // A symlinked directory inside the root that points outside.
         std::os::unix::fs::symlink(outside.path(), root.path().join("link")).unwrap();
         let err = roots
             .resolve(&root.path().join("link/b.json"), false)
             .unwrap_err();
-        assert_eq!(err.code(), "outside_write_roots");
+        assert!(matches!(err, WriteError::OutsideRoots { .. }));
         // A symlink as the final component, even one pointing inside.
         std::fs::write(root.path().join("real.json"), b"{}").unwrap();
         std::os::unix::fs::symlink(root.path().join("real.json"), root.path().join("ln.json"))
@@ -209,22 +176,19 @@ mod tests {
         let err = roots
             .resolve(&root.path().join("ln.json"), true)
             .unwrap_err();
-        assert_eq!(err.code(), "invalid_path");
+        assert!(matches!(err, WriteError::BadPath { .. }));
         // Existing files need overwrite.
-        assert_eq!(
+        assert!(matches!(
             roots
                 .resolve(&root.path().join("real.json"), false)
-                .unwrap_err()
-                .code(),
-            "already_exists"
-        );
+                .unwrap_err(),
+            WriteError::AlreadyExists { .. }
+        ));
         assert!(roots.resolve(&root.path().join("real.json"), true).is_ok());
-        assert_eq!(
-            WriteRoots::new(&[root.path().join("real.json")])
-                .unwrap_err()
-                .code(),
-            "bad_write_root"
-        );
+        assert!(matches!(
+            WriteRoots::new(&[root.path().join("real.json")]).unwrap_err(),
+            WriteError::BadRoot { .. }
+        ));
     }
 
     /// A refusal quotes a hostile path only in part.
@@ -252,7 +216,7 @@ mod tests {
         assert_eq!(std::fs::read(&target).unwrap(), b"one");
         // Refusing to replace leaves the old content and no temp file.
         let err = write_atomically(&at, b"two", false).unwrap_err();
-        assert_eq!(err.code(), "already_exists");
+        assert!(matches!(err, WriteError::AlreadyExists { .. }));
         assert_eq!(std::fs::read(&target).unwrap(), b"one");
         write_atomically(&at, b"three", true).unwrap();
         assert_eq!(std::fs::read(&target).unwrap(), b"three");

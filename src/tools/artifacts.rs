@@ -5,6 +5,7 @@
 //! each call records the page it returns as Evidence, so paging to the end
 //! leaves every occurrence in the ledger for completion and comparison.
 
+use crate::tools::errors::ErrorCode;
 use crate::tools::tool::{Call, Tool};
 use serde_json::json;
 
@@ -65,9 +66,8 @@ impl Tool for InspectArtifact {
         };
         let result = serde_json::to_value(&page).map_err(|e| {
             ToolError::new(
-                "evidence_error",
+                ErrorCode::EvidenceError,
                 format!("cannot encode the inspection: {e}"),
-                "This is a defect in rea; please report it with the artifact that caused it.",
             )
         })?;
         let draft = EvidenceDraft {

@@ -11,6 +11,7 @@
 //! error messages are scrubbed of every environment value.
 
 use crate::tools::ToolName;
+use crate::tools::errors::ErrorCode;
 use crate::tools::tool::{Call, Tool};
 use std::os::fd::AsFd;
 
@@ -99,13 +100,11 @@ fn capture_draft(
     let missing = policy.missing(input.approved);
     if !missing.is_empty() {
         return Err(ToolError::new(
-            "permission_required",
+            ErrorCode::CaptureNotPermitted,
             format!(
                 "capture_process_scenario did not run; missing: {}",
                 missing.join("; ")
             ),
-            "Process capture needs the operator to enable it (binary_session reports the policy) \
-             and the user to approve this call; then repeat it with approved: true.",
         )
         .with_data(json!({"missing": missing, "policy": policy.status()})));
     }
@@ -164,9 +163,8 @@ fn capture_draft(
         .map_err(|e| scrubbed(ToolError::from(e)))?;
     let result = serde_json::to_value(&capture).map_err(|e| {
         ToolError::new(
-            "evidence_error",
+            ErrorCode::EvidenceError,
             format!("cannot encode the capture: {e}"),
-            "This is a defect in rea; please report it with the scenario that caused it.",
         )
     })?;
     let secrets = Secrets::of(&scenario);
@@ -221,9 +219,8 @@ fn subject_of(file: &ConfinedFile, executable: &Path) -> Result<Subject, ToolErr
             .flatten()
             .ok_or_else(|| {
                 ToolError::new(
-                    "io_error",
+                    ErrorCode::Unreadable,
                     format!("cannot read {}", file.shown()),
-                    "Check that the executable is readable.",
                 )
             })?,
         format: "file".to_string(),

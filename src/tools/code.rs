@@ -1,6 +1,7 @@
 //! Code tools: which procedure holds an address, a function's dossier,
 //! references to an address, and a procedure's callers and callees.
 
+use crate::tools::errors::ErrorCode;
 use crate::tools::tool::{Call, Tool};
 use std::collections::BTreeMap;
 
@@ -50,26 +51,22 @@ impl Tool for ResolveContainingProcedure {
             Containment::Procedure { start, end, .. } => (start, end),
             Containment::NotInProcedure | Containment::NotCode if !location.mapped => {
                 return Err(ToolError::new(
-                    "outside_segments",
+                    ErrorCode::OutsideSegments,
                     format!("{spelled} is not inside any segment of {}", scope.name),
-                    "Check the address: for a crash PC, subtract the module's load address and add its \
-                 link-time base (inspect_binary_layout lists segments).",
                 ));
             }
             Containment::NotInProcedure => {
                 return Err(ToolError::new(
-                    "not_in_procedure",
+                    ErrorCode::NotInProcedure,
                     format!(
                         "{spelled} is in executable code of {} that no known procedure covers",
                         scope.name
                     ),
-                    "Try analyze_function on the nearest procedure below it (list_procedures), or bind \
-                 a deep provider whose analysis may know more procedures.",
                 ));
             }
             Containment::NotCode => {
                 return Err(ToolError::new(
-                    "not_in_procedure",
+                    ErrorCode::NotCode,
                     format!(
                         "{spelled} is mapped{} but is not executable code",
                         location
@@ -78,7 +75,6 @@ impl Tool for ResolveContainingProcedure {
                             .map(|s| format!(" (segment {s})"))
                             .unwrap_or_default()
                     ),
-                    "If this is data, find the code that uses it with xrefs.",
                 ));
             }
         };

@@ -1,6 +1,7 @@
 //! Typed tool inputs. Their schemars schemas are the `inputSchema` of
 //! `tools/list`; unknown fields are rejected.
 
+use crate::tools::errors::ErrorCode;
 use rmcp::model::JsonObject;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -710,9 +711,8 @@ impl TraceLimits {
         for (field, value, max) in self.fields() {
             if value == 0 || value > max {
                 return Err(ToolError::new(
-                    "limit_out_of_range",
+                    ErrorCode::LimitOutOfRange,
                     format!("limit {field} = {value} is out of range (1..={max})"),
-                    format!("Pass a value between 1 and {max}, or omit the field for the default."),
                 ));
             }
         }

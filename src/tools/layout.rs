@@ -5,6 +5,7 @@
 //! where the next page starts; `list` pages one of them. Each call is its
 //! own Evidence, as a page of `inspect_artifact` is.
 
+use crate::tools::errors::ErrorCode;
 use crate::tools::tool::{Call, Tool};
 use serde_json::{Map, Value, json};
 
@@ -39,9 +40,8 @@ impl Tool for InspectBinaryLayout {
         let limitations = layout.limitations.clone();
         let Value::Object(mut whole) = serde_json::to_value(&layout).unwrap_or_default() else {
             return Err(super::ToolError::new(
-                "evidence_error",
+                ErrorCode::EvidenceError,
                 "the layout did not encode as an object",
-                "This is a defect in rea; please report it with the file that caused it.",
             ));
         };
         let mut result = Map::new();

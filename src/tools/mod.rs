@@ -13,7 +13,7 @@ mod capture;
 mod code;
 pub mod compare;
 mod correlate;
-mod errors;
+pub mod errors;
 mod inputs;
 mod inventory;
 mod javascript;
@@ -41,7 +41,7 @@ pub use crate::catalog::generated::tools::{CATALOG, ToolName};
 use crate::catalog::spec::{Effect, ToolSpec};
 use crate::ground::canonical::without_null_members;
 use crate::session::{Evidence, Session};
-pub use errors::ToolError;
+pub use errors::{ErrorCode, ToolError};
 pub(crate) use shared::ledger::recorded;
 pub use tool::{Call, Tool};
 
@@ -117,25 +117,25 @@ fn beyond(answer: &Value, recorded: &Value) -> Option<Value> {
 }
 
 /// Whether a tool can run now, and why not.
-pub fn availability(tool: ToolName, session: &Session) -> Result<(), &'static str> {
+pub fn availability(tool: ToolName, session: &Session) -> Result<(), ErrorCode> {
     let needs_target = spec(tool).is_some_and(|s| s.requires_target);
     if needs_target && session.artifact().is_none() {
-        return Err("target_required");
+        return Err(ErrorCode::TargetRequired);
     }
     if needs_target && !artifact_tool(tool) && session.target().is_none() {
-        return Err("no_code_documents");
+        return Err(ErrorCode::NoCodeDocuments);
     }
     // Running a process is off until the operator enables capture.
     if spec(tool).is_some_and(|s| s.effects.contains(&Effect::LaunchesProcess))
         && !session.capture_policy().is_enabled()
     {
-        return Err("policy_disabled");
+        return Err(ErrorCode::PolicyDisabled);
     }
     // Writing is off until the operator names a write root.
     if spec(tool).is_some_and(|s| s.effects.contains(&Effect::WritesFiles))
         && !session.write_roots().is_enabled()
     {
-        return Err("policy_disabled");
+        return Err(ErrorCode::PolicyDisabled);
     }
     Ok(())
 }

@@ -6,6 +6,7 @@
 //! `STRASSE`. Regexes are compiled with size limits; the `regex` crate
 //! guarantees linear-time matching, so no pattern can hang a search.
 
+use crate::tools::errors::ErrorCode;
 use regex::{Regex, RegexBuilder};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -48,7 +49,11 @@ impl Pattern {
         }
         Ok(match mode {
             SearchMode::Literal => Pattern::Literal {
-                needle: if case_sensitive { pattern.to_string() } else { key(pattern) },
+                needle: if case_sensitive {
+                    pattern.to_string()
+                } else {
+                    key(pattern)
+                },
                 case_sensitive,
             },
             SearchMode::Regex => Pattern::Regex(
@@ -62,9 +67,8 @@ impl Pattern {
                     .build()
                     .map_err(|e| {
                         ToolError::new(
-                            "invalid_pattern",
+                            ErrorCode::InvalidPattern,
                             format!("the regex does not compile: {e}"),
-                            "Fix the regular expression, or pass mode literal to search for the text as written.",
                         )
                     })?,
             ),
@@ -108,7 +112,7 @@ mod tests {
         assert_eq!(
             Pattern::new("(", SearchMode::Regex, false)
                 .err()
-                .map(|e| e.code),
+                .map(|e| e.code.as_str()),
             Some("invalid_pattern")
         );
         assert!(Pattern::new("a{1000}{1000}", SearchMode::Regex, false).is_err());

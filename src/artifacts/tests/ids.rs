@@ -52,7 +52,10 @@ fn validate_catches_tampering() {
 
     let mut t = good.clone();
     t.occurrences[1].logical_path = "renamed.txt".into();
-    assert_eq!(t.validate().unwrap_err().code(), "inspection_invalid");
+    assert!(matches!(
+        t.validate().unwrap_err(),
+        ArtifactError::Invalid { .. }
+    ));
 
     let mut t = good.clone();
     t.occurrences[1].occurrence_id = t.occurrences[1]

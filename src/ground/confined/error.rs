@@ -24,32 +24,16 @@ pub enum OpenError {
 }
 
 impl OpenError {
-    pub fn code(&self) -> &'static str {
+    /// The kind of problem in a few words, without the path: for messages
+    /// about a file met inside a container, whose path is said elsewhere.
+    pub fn kind(&self) -> &'static str {
         match self {
-            OpenError::NotFound { .. } => "not_found",
-            OpenError::OutsideRoots { label: "write", .. } => "outside_write_roots",
-            OpenError::OutsideRoots { .. } => "outside_read_roots",
-            OpenError::NotRegular { .. } => "not_a_regular_file",
-            OpenError::NotADirectory { .. } => "not_a_directory",
-            OpenError::TooLarge { .. } => "file_too_large",
-            OpenError::Io { .. } => "io_error",
-        }
-    }
-
-    pub fn remediation(&self) -> String {
-        match self {
-            OpenError::NotFound { .. } => {
-                "Check the path; a relative path resolves against rea's working directory.".into()
-            }
-            OpenError::OutsideRoots { label, .. } => format!(
-                "Choose a path under one of the {label} roots, or ask the operator to add a --{label}-root."
-            ),
-            OpenError::NotRegular { .. } => "Open a regular file.".into(),
-            OpenError::NotADirectory { .. } => "Pass a directory.".into(),
-            OpenError::TooLarge { .. } => {
-                "Choose a smaller file, or ask the operator to raise the limit.".into()
-            }
-            OpenError::Io { .. } => "Check that the file is readable.".into(),
+            OpenError::NotFound { .. } => "not found",
+            OpenError::OutsideRoots { .. } => "outside the roots",
+            OpenError::NotRegular { .. } => "not a regular file",
+            OpenError::NotADirectory { .. } => "not a directory",
+            OpenError::TooLarge { .. } => "too large",
+            OpenError::Io { .. } => "unreadable",
         }
     }
 

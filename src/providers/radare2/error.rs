@@ -53,53 +53,7 @@ fn stderr_suffix(stderr: &str) -> String {
     }
 }
 
-impl Radare2Error {
-    /// A stable snake_case code for tool errors.
-    pub fn code(&self) -> &'static str {
-        match self {
-            Radare2Error::Unavailable(u) => u.code.as_str(),
-            Radare2Error::UnsafePath { .. } => "unsafe_path",
-            Radare2Error::Spawn { .. } => "provider_start_failed",
-            Radare2Error::Timeout { .. } => "provider_timeout",
-            Radare2Error::Exited { .. } => "provider_exited",
-            Radare2Error::OutputTooLarge { .. } => "provider_output_too_large",
-            Radare2Error::NoFunction { .. } => "no_function",
-            Radare2Error::BadOutput { .. } => "provider_bad_output",
-            Radare2Error::InvalidOption { .. } => "invalid_options",
-        }
-    }
-
-    /// What the user should do next.
-    pub fn remediation(&self) -> String {
-        match self {
-            Radare2Error::Unavailable(u) => u.remediation().to_string(),
-            Radare2Error::UnsafePath { .. } => {
-                "Copy or symlink the target to an absolute path without `//` or control characters and open that.".into()
-            }
-            Radare2Error::Spawn { .. } => {
-                "Check the radare2 installation (`r2 -v`, or the REA_RADARE2_LIBR directory).".into()
-            }
-            Radare2Error::Timeout { .. } => {
-                "Raise REA_RADARE2_ANALYSIS_TIMEOUT_SECS or REA_RADARE2_QUERY_TIMEOUT_SECS, or retry; a fresh radare2 process re-runs its analysis.".into()
-            }
-            Radare2Error::Exited { .. } => {
-                "Retry; a fresh radare2 process re-runs its analysis. If it ends again, this file crashes radare2: use the native provider for it.".into()
-            }
-            Radare2Error::OutputTooLarge { .. } => {
-                "Raise REA_RADARE2_MAX_OUTPUT_BYTES, or ask for a smaller result.".into()
-            }
-            Radare2Error::NoFunction { .. } => {
-                "Pick an entry address from the procedure list; radare2 could not define a function at this address.".into()
-            }
-            Radare2Error::BadOutput { .. } => {
-                "Use radare2 5.7.4 (r2libr==5.7.4), the version rea is tested with.".into()
-            }
-            Radare2Error::InvalidOption { .. } => {
-                "Give a positive number of seconds or bytes.".into()
-            }
-        }
-    }
-}
+impl Radare2Error {}
 
 impl From<Unavailable> for Radare2Error {
     fn from(u: Unavailable) -> Self {

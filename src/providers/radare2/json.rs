@@ -261,7 +261,7 @@ mod tests {
                 .is_empty()
         );
         let err = parse_list::<FunctionJson>("aflj", "ERROR: no").unwrap_err();
-        assert_eq!(err.code(), "provider_bad_output");
+        assert!(matches!(err, Radare2Error::BadOutput { .. }));
         let err = parse_list::<FunctionJson>("aflj", "{}").unwrap_err();
         assert!(err.to_string().contains("expected a JSON array"), "{err}");
         assert!(parse_object::<VersionJson>("?Vj", "[]").is_err());

@@ -500,7 +500,10 @@ mod tests {
         ] {
             let err =
                 Radare2Options::from_lookup(|n| (n == name).then(|| bad.to_string())).unwrap_err();
-            assert_eq!(err.code(), "invalid_options", "{name}={bad}");
+            assert!(
+                matches!(err, Radare2Error::InvalidOption { .. }),
+                "{name}={bad}"
+            );
         }
     }
 
@@ -543,7 +546,7 @@ mod tests {
         )
         .err()
         .unwrap();
-        assert_eq!(err.code(), "unsafe_path");
+        assert!(matches!(err, Radare2Error::UnsafePath { .. }));
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("x.bin");
         std::fs::write(&file, b"x").unwrap();
@@ -551,7 +554,7 @@ mod tests {
         assert!(session.target().is_absolute());
         assert_eq!(session.process_id(), None);
         let err = session.identity().unwrap_err();
-        assert_eq!(err.code(), "provider_start_failed");
+        assert!(matches!(err, Radare2Error::Spawn { .. }));
         assert!(session.process_lineage().is_empty());
     }
 
@@ -626,7 +629,7 @@ done
         assert_eq!(stderr, "radare2 fell over");
 
         let err = session.xrefs_to(0x30, 10).unwrap_err();
-        assert_eq!(err.code(), "provider_output_too_large");
+        assert!(matches!(err, Radare2Error::OutputTooLarge { .. }));
         assert_eq!(session.process_lineage().len(), 3);
         assert_eq!(session.process_id(), None);
     }

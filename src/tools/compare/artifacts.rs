@@ -14,6 +14,7 @@
 //! whatever was observed; otherwise the shared rules of [`super`] apply,
 //! with each walk's coverage as the side's completeness.
 
+use crate::tools::errors::ErrorCode;
 use crate::tools::shared::ledger::{fetch_operation, record_derived};
 use crate::tools::tool::{Call, Tool};
 use std::collections::BTreeMap;
@@ -231,9 +232,8 @@ fn side(session: &Session, field: &str, id: &str) -> Result<Side, ToolError> {
             .map(|p| p.manifest.manifest_id)
             .ok_or_else(|| {
                 ToolError::new(
-                    "wrong_evidence_kind",
+                    ErrorCode::NotAnInventoryPage,
                     format!("{field} `{id}` does not hold a valid artifact inventory page"),
-                    "Pass a manifest id (agm_…) or the evidence_id of an inspect_artifact result.",
                 )
             })?
     } else if is_manifest_id(id) {
@@ -247,10 +247,8 @@ fn side(session: &Session, field: &str, id: &str) -> Result<Side, ToolError> {
     let inventory = retained_inventory(session.ledger().records().map(|e| &**e), &manifest_id)
         .ok_or_else(|| {
             ToolError::new(
-                "manifest_not_retained",
+                ErrorCode::ManifestNotRetained,
                 format!("{field} manifest {manifest_id} has no retained inventory in this session"),
-                "Open that artifact with open_binary and run inspect_artifact (paging its \
-                 occurrences to the end), or import a bundle that holds it.",
             )
         })?;
     let include_root = inventory.manifest.root_format == ArtifactFormat::File;

@@ -13,6 +13,7 @@
 //! progress channel.
 
 use crate::tools::ToolName;
+use crate::tools::errors::ErrorCode;
 use crate::tools::tool::{Call, Tool};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -184,7 +185,7 @@ fn check_format(
         Ok(found)
     } else {
         Err(ToolError::new(
-            "input_format_mismatch",
+            ErrorCode::InputFormatMismatch,
             format!(
                 "format is {} but {shown} is {}",
                 wanted.as_str(),
@@ -193,7 +194,6 @@ fn check_format(
                     InputFormat::Asar => "a file",
                 }
             ),
-            "Pass format auto (the default), or the format the path really has.",
         ))
     }
 }

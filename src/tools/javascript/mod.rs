@@ -18,6 +18,7 @@ mod view;
 #[cfg(test)]
 mod testkit;
 
+use crate::tools::errors::ErrorCode;
 use serde::Serialize;
 
 use super::ToolError;
@@ -116,14 +117,12 @@ pub(crate) fn graph_record(
 pub(crate) fn analysis_of(evidence: &Evidence, field: &str) -> Result<Analysis, ToolError> {
     let invalid = |detail: String| {
         ToolError::new(
-            "analysis_invalid",
+            ErrorCode::AnalysisInvalid,
             format!(
                 "{field} `{}` does not hold a valid application analysis: {}",
                 evidence.evidence_id,
                 excerpt(&detail, 2 * EXCERPT_CHARS)
             ),
-            "Re-run analyze_javascript_application on the application; do not edit analysis \
-             results by hand.",
         )
     };
     let analysis: Analysis =
@@ -136,9 +135,8 @@ pub(crate) fn analysis_of(evidence: &Evidence, field: &str) -> Result<Analysis, 
 pub(crate) fn encode<T: Serialize>(value: &T, what: &str) -> Result<serde_json::Value, ToolError> {
     serde_json::to_value(value).map_err(|e| {
         ToolError::new(
-            "evidence_error",
+            ErrorCode::EvidenceError,
             format!("cannot encode the {what}: {e}"),
-            "This is a defect in rea; please report it with the application that caused it.",
         )
     })
 }

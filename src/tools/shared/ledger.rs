@@ -1,6 +1,7 @@
 //! A tool's side of the ledger: recording what it observed or derived, and
 //! fetching retained records by ID with typed failures.
 
+use crate::tools::errors::ErrorCode;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -105,9 +106,8 @@ pub(crate) fn read_capture(session: &Session, field: &str, id: &str) -> Result<C
     let evidence = fetch_operation(session, field, id, &[CAPTURE_PROCESS_SCENARIO])?;
     let invalid = |reason: String| {
         ToolError::new(
-            "invalid_evidence",
+            ErrorCode::InvalidCapture,
             format!("{field} `{id}` is not a valid process capture: {reason}"),
-            "Capture the scenario again with capture_process_scenario and pass the new evidence_id.",
         )
     };
     let capture: Capture =

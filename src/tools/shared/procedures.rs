@@ -2,6 +2,7 @@
 //! shares ([`Scope`]), a name or address resolved to one procedure, and the
 //! facts an answer attaches to a procedure.
 
+use crate::tools::errors::ErrorCode;
 use serde_json::{Value, json};
 
 use crate::ground::suggest;
@@ -61,7 +62,7 @@ pub(crate) fn resolve<'i>(
                 .map(|p| format_address(p.address))
                 .collect();
             Err(ToolError::new(
-                "ambiguous_procedure",
+                ErrorCode::AmbiguousProcedure,
                 format!(
                     "`{query}` names {} procedures: {}{}",
                     many.len(),
@@ -72,7 +73,6 @@ pub(crate) fn resolve<'i>(
                         ""
                     }
                 ),
-                "Pass one of the listed addresses instead of the name.",
             ))
         }
     }
@@ -90,9 +90,8 @@ pub(crate) fn parse_address(text: &str) -> Option<u64> {
 fn not_found(query: &str, is_address: bool, index: &ProcedureIndex) -> ToolError {
     if is_address {
         return ToolError::new(
-            "not_a_procedure_start",
+            ErrorCode::NotAProcedureStart,
             format!("no procedure starts at {query}"),
-            "Pass a procedure's entry address (list_procedures shows them) or its name.",
         );
     }
     let procedures = &index.inventory.procedures;
@@ -102,9 +101,8 @@ fn not_found(query: &str, is_address: bool, index: &ProcedureIndex) -> ToolError
         String::new()
     };
     ToolError::new(
-        "unknown_procedure",
+        ErrorCode::UnknownProcedure,
         format!("no procedure is named `{query}`{hint}"),
-        "Search with search_procedures, or pass an address from list_procedures.",
     )
 }
 
