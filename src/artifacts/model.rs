@@ -118,12 +118,10 @@ impl Limits {
 
     /// Zero or over-the-maximum values are refused, never clamped.
     pub fn validate(&self) -> Result<(), ArtifactError> {
-        for (field, value, max) in self.fields() {
-            if value == 0 || value > max {
-                return Err(ArtifactError::LimitOutOfRange { field, value, max });
-            }
+        match crate::ground::limits::out_of_range(self.fields()) {
+            Some((field, value, max)) => Err(ArtifactError::LimitOutOfRange { field, value, max }),
+            None => Ok(()),
         }
-        Ok(())
     }
 }
 

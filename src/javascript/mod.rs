@@ -27,6 +27,10 @@ pub mod native;
 pub mod package;
 pub mod resolve;
 pub mod source;
+pub mod trace;
+
+#[cfg(test)]
+pub(crate) mod testkit;
 #[cfg(test)]
 mod tests;
 

@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Map, Value, json};
 
 use super::fetch_analysis;
-use super::graph::{Graph, attr_str, attr_strings};
+use crate::javascript::trace::{Graph, attr_str, attr_strings};
 use crate::javascript::{Analysis, CoverageStatus, EdgeKind, NodeKind};
 use crate::tools::compare::{
     ComparisonStatus, Completeness, KeyedDelta, capped, comparison_result, delta_status, dimension,

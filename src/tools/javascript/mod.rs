@@ -9,9 +9,7 @@
 
 mod analyze;
 mod compare;
-mod graph;
 mod native_view;
-mod seeds;
 mod trace;
 mod view;
 
@@ -23,7 +21,7 @@ use serde::Serialize;
 
 use super::ToolError;
 use crate::ground::text::{EXCERPT_CHARS, excerpt};
-use crate::javascript::{Analysis, Node, NodeKind};
+use crate::javascript::Analysis;
 use crate::session::{Evidence, Session};
 
 pub use analyze::AnalyzeJavascriptApplication;
@@ -38,42 +36,6 @@ pub const ANALYZE_OPERATION: &str = "analyze_javascript_application";
 /// whose `graph_evidence_id` names it, so no answer carries the graph, yet
 /// the ledger and bundles keep it for the tools that read it.
 pub const GRAPH_OPERATION: &str = "javascript_application_graph";
-
-/// Where a node runs: the Electron process layer, or outside the
-/// application's own code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Layer {
-    Renderer,
-    Preload,
-    Main,
-    Native,
-    External,
-    Unknown,
-}
-
-impl Layer {
-    /// A module's layer is its `process` attribute; pages render; windows,
-    /// menus and protocols are main-process objects; exposed APIs live in
-    /// the preload; packages, built-ins and URLs are outside the
-    /// application's code. A channel joins layers and belongs to none.
-    pub fn of(node: &Node) -> Layer {
-        match node.kind {
-            NodeKind::Module => match node.attributes.get("process").and_then(|v| v.as_str()) {
-                Some("main") => Layer::Main,
-                Some("preload") => Layer::Preload,
-                Some("renderer") => Layer::Renderer,
-                _ => Layer::Unknown,
-            },
-            NodeKind::HtmlPage | NodeKind::Webview => Layer::Renderer,
-            NodeKind::NativeModule => Layer::Native,
-            NodeKind::Window | NodeKind::Menu | NodeKind::Protocol => Layer::Main,
-            NodeKind::ExposedApi => Layer::Preload,
-            NodeKind::Package | NodeKind::Builtin | NodeKind::Url => Layer::External,
-            NodeKind::IpcChannel => Layer::Unknown,
-        }
-    }
-}
 
 /// The analysis `evidence_id` stands for: an `analyze_javascript_application`
 /// summary (through its `graph_evidence_id`), the graph record itself, or a

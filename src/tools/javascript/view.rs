@@ -10,8 +10,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::graph::{Graph, attr_str, attr_strings};
-use super::{ANALYZE_OPERATION, GRAPH_OPERATION, Layer, analysis_of, graph_record, native_view};
+use super::{ANALYZE_OPERATION, GRAPH_OPERATION, analysis_of, graph_record, native_view};
+use crate::javascript::trace::Layer;
+use crate::javascript::trace::{Graph, attr_str, attr_strings};
 use crate::javascript::{Analysis, EdgeKind, Node, NodeKind};
 use crate::tools::compare::capped;
 use crate::tools::inputs::InspectAnalysisViewInput;

@@ -4,10 +4,8 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::Layer;
-use super::graph::{attr_str, attr_strings};
+use super::{FeatureSeed, Layer, SeedKind, SeedMatch, attr_str, attr_strings};
 use crate::javascript::{Analysis, Node, NodeKind};
-use crate::tools::inputs::{FeatureSeed, SeedKind, SeedMatch};
 
 /// Most characters of a seed value.
 pub const MAX_SEED_CHARS: usize = 4096;

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use crate::javascript::{Analysis, Edge, EdgeKind, Node};
 
-pub(crate) struct Graph<'a> {
+pub struct Graph<'a> {
     pub analysis: &'a Analysis,
     by_id: HashMap<&'a str, usize>,
     outgoing: HashMap<&'a str, Vec<usize>>,
@@ -82,12 +82,12 @@ impl<'a> Graph<'a> {
 }
 
 /// A string attribute of a node.
-pub(crate) fn attr_str<'n>(node: &'n Node, name: &str) -> Option<&'n str> {
+pub fn attr_str<'n>(node: &'n Node, name: &str) -> Option<&'n str> {
     node.attributes.get(name).and_then(|v| v.as_str())
 }
 
 /// A list-of-strings attribute of a node (non-strings skipped).
-pub(crate) fn attr_strings<'n>(node: &'n Node, name: &str) -> Vec<&'n str> {
+pub fn attr_strings<'n>(node: &'n Node, name: &str) -> Vec<&'n str> {
     node.attributes
         .get(name)
         .and_then(|v| v.as_array())

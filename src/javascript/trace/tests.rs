@@ -1,14 +1,14 @@
 use serde_json::json;
 
 use super::*;
-use crate::javascript::InputFormat;
-use crate::tools::javascript::testkit::demo;
+use crate::javascript::testkit::demo;
+use crate::javascript::{InputFormat, JsError};
 
 fn seed(kind: SeedKind, value: &str) -> FeatureSeed {
     FeatureSeed {
         kind,
         value: value.to_owned(),
-        match_mode: crate::tools::inputs::SeedMatch::Exact,
+        match_mode: SeedMatch::Exact,
         case_sensitive: true,
     }
 }
@@ -212,7 +212,7 @@ fn each_limit_truncates_and_says_so() {
     assert!(paths.paths.capped);
 
     let mut many = seed(SeedKind::Module, ".js");
-    many.match_mode = crate::tools::inputs::SeedMatch::Contains;
+    many.match_mode = SeedMatch::Contains;
     let seeds = trace(
         &analysis,
         &many,
@@ -242,7 +242,10 @@ fn limits_out_of_range_are_refused() {
             ..TraceLimits::MAX
         },
     ] {
-        assert_eq!(limits.validate().unwrap_err().code, "limit_out_of_range");
+        assert!(matches!(
+            limits.validate(),
+            Err(JsError::LimitOutOfRange { .. })
+        ));
     }
     assert!(TraceLimits::default().validate().is_ok());
 }
