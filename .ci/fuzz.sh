@@ -19,7 +19,7 @@ cd "$root"
 
 seconds="${FUZZ_SECONDS:-30}"
 runs="${FUZZ_RUNS:-100000000}"
-all_targets=(native_image native_analysis artifact_archive prompt_arguments match_key javascript_extract)
+all_targets=(native_image native_analysis artifact_archive prompt_arguments match_key javascript_extract tokens_file)
 if [ "$#" -gt 0 ]; then targets=("$@"); else targets=("${all_targets[@]}"); fi
 
 declare -A max_len=(
@@ -34,6 +34,8 @@ declare -A max_len=(
     [match_key]=16384
     # Real application sources (the demo app's main.js and menus) fit.
     [javascript_extract]=262144
+    # A tokens file is small; room for many [[token]] tables.
+    [tokens_file]=65536
 )
 
 say() { printf '==> %s\n' "$*"; }
@@ -66,7 +68,7 @@ if ! bash tests/fixtures/fetch.sh >target/ci/fuzz-fixtures.log 2>&1; then
     say "fixtures could not all be fetched (see target/ci/fuzz-fixtures.log); seeding from what is here"
 fi
 say "writing seed corpora under fuzz/corpus/"
-mkdir -p fuzz/corpus/native_image fuzz/corpus/native_analysis fuzz/corpus/artifact_archive fuzz/corpus/prompt_arguments fuzz/corpus/match_key fuzz/corpus/javascript_extract
+mkdir -p fuzz/corpus/native_image fuzz/corpus/native_analysis fuzz/corpus/artifact_archive fuzz/corpus/prompt_arguments fuzz/corpus/match_key fuzz/corpus/javascript_extract fuzz/corpus/tokens_file
 
 for source in /bin/true /usr/lib/x86_64-linux-gnu/libz.so.1; do
     if [ -e "$source" ]; then
@@ -133,6 +135,12 @@ printf '\x03%s' "import type { T } from 't'; const w = new BrowserWindow({ webPr
     > fuzz/corpus/javascript_extract/seed-ts
 printf '\x02%s' "const App = () => <a href=\"https://x.org\">{window.api.v}</a>" > fuzz/corpus/javascript_extract/seed-jsx
 say "  fuzz/corpus/javascript_extract/ holds $(ls fuzz/corpus/javascript_extract | wc -l) files"
+
+seed_tokens() { printf '%s' "$2" > "fuzz/corpus/tokens_file/seed-$1"; }
+seed_tokens two $'[[token]]\nname = "ana"\ntoken = "0123456789abcdef-ana"\n\n[[token]]\nname = "ben"\ntoken = "0123456789abcdef-ben"\n'
+seed_tokens short $'[[token]]\nname = "ana"\ntoken = "short"\n'
+seed_tokens same $'[[token]]\nname = "a"\ntoken = "0123456789abcdefgh"\n[[token]]\nname = "b"\ntoken = "0123456789abcdefgh"\n'
+say "  fuzz/corpus/tokens_file/ holds $(ls fuzz/corpus/tokens_file | wc -l) files"
 
 # ---- build once, then fuzz -----------------------------------------------
 say "building fuzz targets (release, --sanitizer none; the first build takes minutes)"

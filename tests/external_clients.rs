@@ -884,3 +884,255 @@ fn python_sdk_asks_who_calls_an_imported_function_by_name() {
     sites.sort();
     assert_eq!(sites, expected);
 }
+
+/// `rea serve` on a free loopback port with two analysts' tokens; killed
+/// when dropped unless the test stopped it.
+struct Served {
+    child: std::process::Child,
+    url: String,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+const ANA: &str = "ana-token-0123456789abcdef";
+const BEN: &str = "ben-token-0123456789abcdef";
+
+fn serve_two_analysts() -> Served {
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.toml");
+    std::fs::write(
+        &tokens,
+        format!(
+            "[[token]]\nname = \"ana\"\ntoken = \"{ANA}\"\n\n[[token]]\nname = \"ben\"\ntoken = \"{BEN}\"\n"
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let mut child = Command::new(REA)
+        .args(["serve", "--listen", "127.0.0.1:0", "--tokens-file"])
+        .arg(&tokens)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("rea serve starts");
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().expect("stderr"))
+        .read_line(&mut line)
+        .expect("the start line");
+    assert!(!line.contains(ANA) && !line.contains(BEN), "{line}");
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_owned();
+    let port = url
+        .trim_start_matches("http://127.0.0.1:")
+        .trim_end_matches("/mcp")
+        .parse()
+        .unwrap_or_else(|_| panic!("no port in {url}"));
+    Served {
+        child,
+        url,
+        port,
+        _dir: dir,
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One raw HTTP/1.1 POST of a legacy `initialize` to `/mcp`; the status
+/// line and headers.
+fn post(port: u16, authorization: Option<&str>) -> String {
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
+    let headers: Vec<(&str, &str)> = authorization
+        .map(|a| ("Authorization", a))
+        .into_iter()
+        .collect();
+    let answer = exchange(port, &headers, body);
+    answer
+        .split("\r\n\r\n")
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// One raw HTTP/1.1 POST to `/mcp` with `headers` and `body`; the whole
+/// answer, as far as it came within a few seconds.
+fn exchange(port: u16, headers: &[(&str, &str)], body: &str) -> String {
+    use std::io::Read;
+    let mut request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connects");
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+#[test]
+fn a_session_opened_under_one_token_refuses_another() {
+    let served = serve_two_analysts();
+    let ana = format!("Bearer {ANA}");
+    let ben = format!("Bearer {BEN}");
+    let head = post(served.port, Some(&ana));
+    let session = head
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_owned())
+        })
+        .unwrap_or_else(|| panic!("no session id in {head}"));
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    let with = |token: &str| {
+        vec![
+            ("Authorization", token.to_owned()),
+            ("Mcp-Session-Id", session.clone()),
+            ("MCP-Protocol-Version", "2025-11-25".to_owned()),
+        ]
+    };
+    fn headers<'a>(v: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
+        v.iter().map(|(n, x)| (*n, x.as_str())).collect()
+    }
+    let answer = exchange(served.port, &headers(&with(&ana)), initialized);
+    assert!(answer.starts_with("HTTP/1.1 202"), "{answer}");
+    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"binary_session","arguments":{}}}"#;
+    let stolen = exchange(served.port, &headers(&with(&ben)), call);
+    assert!(stolen.contains("another token"), "{stolen}");
+    assert!(!stolen.contains("\"tools\""), "{stolen}");
+    let own = exchange(served.port, &headers(&with(&ana)), call);
+    assert!(own.contains("\"tools\""), "{own}");
+}
+
+#[test]
+fn http_requests_without_a_known_bearer_token_get_401() {
+    let served = serve_two_analysts();
+    for authorization in [
+        None,
+        Some("Bearer not-one-of-the-tokens-at-all"),
+        Some(&format!("Basic {ANA}")[..]),
+        Some(&format!("Bearer {ANA}x")[..]),
+    ] {
+        let head = post(served.port, authorization);
+        assert!(
+            head.starts_with("HTTP/1.1 401"),
+            "{authorization:?}: {head}"
+        );
+        assert!(
+            head.to_ascii_lowercase()
+                .contains("www-authenticate: bearer"),
+            "{head}"
+        );
+    }
+    let head = post(served.port, Some(&format!("Bearer {ANA}")));
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+}
+
+#[test]
+fn two_analysts_over_http_each_see_only_their_own_workspace() {
+    let (Some(python), Some(o)) = (python(), oracle()) else {
+        return;
+    };
+    let served = serve_two_analysts();
+    let other = Path::new("/bin/true");
+    let session = |path: &Path| {
+        json!([
+            {"op": "call", "tool": "open_binary", "arguments": {"path": path}},
+            {"op": "call", "tool": "list_documents", "arguments": {}},
+            {"op": "call", "tool": "list_evidence", "arguments": {}},
+            {"op": "complete", "prompt": "investigate_feature", "argument": "document", "value": ""},
+        ])
+    };
+    // Ana works statelessly (2026-07-28) with her token, Ben likewise with
+    // his; a legacy session under Ana's token is a workspace of its own.
+    let plan = json!({"clients": [
+        {"token": ANA, "mode": "modern", "steps": session(&o.path)},
+        {"token": BEN, "mode": "modern", "steps": session(other)},
+        {"token": ANA, "mode": "legacy", "steps": [
+            {"op": "call", "tool": "list_evidence", "arguments": {}},
+            {"op": "call", "tool": "binary_session", "arguments": {}},
+        ]},
+    ]});
+    let mut cmd = Command::new(python);
+    cmd.arg(script("python_http_client.py")).arg(&served.url);
+    let out = run(cmd, &plan);
+    let clients = out.as_array().expect("one answer per client");
+    assert_eq!(clients[0]["protocol_version"], "2026-07-28");
+    assert_eq!(clients[1]["protocol_version"], "2026-07-28");
+    assert_eq!(clients[2]["protocol_version"], "2025-11-25");
+    let structured =
+        |client: usize, step: usize| clients[client]["results"][step]["structuredContent"].clone();
+    let opened = |client: usize| structured(client, 0)["evidence"]["evidence_id"].clone();
+    let listed = |client: usize| -> Vec<String> {
+        structured(client, 2)["result"]["items"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no evidence list: {}", structured(client, 2)))
+            .iter()
+            .map(|e| e["evidence_id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let (ana, ben) = (listed(0), listed(1));
+    assert!(
+        ana.contains(&opened(0).as_str().unwrap().to_owned()),
+        "{ana:?}"
+    );
+    assert!(
+        ben.contains(&opened(1).as_str().unwrap().to_owned()),
+        "{ben:?}"
+    );
+    assert!(ana.iter().all(|id| !ben.contains(id)), "{ana:?} / {ben:?}");
+    let documents = |client: usize| structured(client, 1).to_string();
+    assert!(documents(0).contains(&o.document), "{}", documents(0));
+    assert!(!documents(1).contains(&o.document), "{}", documents(1));
+    let completed = |client: usize| clients[client]["results"][3]["completion"]["values"].clone();
+    assert!(
+        completed(0).to_string().contains(&o.document),
+        "{}",
+        completed(0)
+    );
+    assert!(
+        !completed(1).to_string().contains(&o.document),
+        "{}",
+        completed(1)
+    );
+    // The legacy session under Ana's token has a workspace of its own.
+    let legacy_items = &clients[2]["results"][0]["structuredContent"]["result"]["items"];
+    assert_eq!(legacy_items, &json!([]), "{}", clients[2]);
+    assert!(
+        clients[2]["results"][1]["structuredContent"]["result"]["target"].is_null(),
+        "{}",
+        clients[2]
+    );
+}
+
+#[test]
+fn sigterm_stops_the_http_server_with_exit_0() {
+    let mut served = serve_two_analysts();
+    let head = post(served.port, Some(&format!("Bearer {BEN}")));
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    // SAFETY: signalling our own child by its pid.
+    let signalled = unsafe { libc::kill(served.child.id() as libc::pid_t, libc::SIGTERM) };
+    assert_eq!(signalled, 0);
+    let status = served.child.wait().expect("rea serve exits");
+    assert!(status.success(), "{status:?}");
+    assert!(std::net::TcpStream::connect(("127.0.0.1", served.port)).is_err());
+}

@@ -1,7 +1,8 @@
 //! Command-line interface. Each subcommand mirrors an MCP surface so people
 //! and CI can use what agents use: `prompts` (list/get/lint), `doctor`,
 //! `procedures` (the twin of `list_procedures`), `analyze` (the twin of
-//! `analyze_javascript_application`), and `mcp` itself.
+//! `analyze_javascript_application`), `mcp` itself, and `serve` (MCP over
+//! HTTP for a team).
 
 mod analyze;
 mod analyze_summary;
@@ -13,6 +14,7 @@ mod procedures;
 mod prompts;
 mod radare2_host;
 mod refusal;
+mod serve;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -58,29 +60,64 @@ struct CaptureArgs {
     config: Option<PathBuf>,
 }
 
+/// What every session of a server runs under, for `rea mcp` and `rea serve`.
+#[derive(Debug, clap::Args)]
+struct ServerArgs {
+    /// Load prompts from DIR at start, watch it, and reload valid changes.
+    #[arg(long, value_name = "DIR")]
+    prompts_dir: Option<PathBuf>,
+    /// Confine every path a tool reads to DIR (repeatable).
+    #[arg(long = "read-root", value_name = "DIR")]
+    read_roots: Vec<PathBuf>,
+    /// Allow tools that write files (export_evidence_bundle) to write
+    /// under DIR (repeatable). Without it, writing is disabled.
+    #[arg(long = "write-root", value_name = "DIR")]
+    write_roots: Vec<PathBuf>,
+    /// Refuse to open targets larger than BYTES (default 4 GiB).
+    #[arg(long = "max-target-bytes", value_name = "BYTES", default_value_t = rea::session::DEFAULT_MAX_TARGET_BYTES)]
+    max_target_bytes: u64,
+    /// Stop an open (hashing a target) that runs longer than SECONDS
+    /// (default 600); the previous target stays active.
+    #[arg(long = "call-timeout", value_name = "SECONDS", default_value_t = rea::session::DEFAULT_CALL_TIMEOUT.as_secs())]
+    call_timeout: u64,
+    #[command(flatten)]
+    capture: CaptureArgs,
+}
+
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Serve MCP over stdio (stdout carries JSON-RPC only; logs go to stderr).
     Mcp {
-        /// Load prompts from DIR at start, watch it, and reload valid changes.
-        #[arg(long, value_name = "DIR")]
-        prompts_dir: Option<PathBuf>,
-        /// Confine every path a tool reads to DIR (repeatable).
-        #[arg(long = "read-root", value_name = "DIR")]
-        read_roots: Vec<PathBuf>,
-        /// Allow tools that write files (export_evidence_bundle) to write
-        /// under DIR (repeatable). Without it, writing is disabled.
-        #[arg(long = "write-root", value_name = "DIR")]
-        write_roots: Vec<PathBuf>,
-        /// Refuse to open targets larger than BYTES (default 4 GiB).
-        #[arg(long = "max-target-bytes", value_name = "BYTES", default_value_t = rea::session::DEFAULT_MAX_TARGET_BYTES)]
-        max_target_bytes: u64,
-        /// Stop an open (hashing a target) that runs longer than SECONDS
-        /// (default 600); the previous target stays active.
-        #[arg(long = "call-timeout", value_name = "SECONDS", default_value_t = rea::session::DEFAULT_CALL_TIMEOUT.as_secs())]
-        call_timeout: u64,
         #[command(flatten)]
-        capture: CaptureArgs,
+        server: ServerArgs,
+    },
+    /// Serve MCP over streamable HTTP at /mcp for several analysts, each in a
+    /// workspace of their own (see README, "A server for a team").
+    Serve {
+        /// The address to listen on, e.g. 127.0.0.1:8765 (port 0 picks one;
+        /// the start line on stderr names it).
+        #[arg(long, value_name = "ADDR")]
+        listen: std::net::SocketAddr,
+        /// TOML [[token]] tables (name, token of 16+ characters), one per
+        /// analyst; required to listen beyond loopback. Must not be readable
+        /// by group or others.
+        #[arg(long = "tokens-file", value_name = "FILE")]
+        tokens_file: Option<PathBuf>,
+        /// Also accept requests whose Host (and Origin) name HOST, e.g. the
+        /// DNS name clients reach the server by (repeatable).
+        #[arg(long = "allow-host", value_name = "HOST")]
+        allowed_hosts: Vec<String>,
+        /// Most workspaces of analysts without a session held at once.
+        #[arg(long = "max-workspaces", value_name = "N", default_value_t = 64)]
+        max_workspaces: usize,
+        /// End a session, or drop a workspace, idle for SECONDS.
+        #[arg(long = "idle-timeout", value_name = "SECONDS", default_value_t = rea::server::http::DEFAULT_IDLE.as_secs())]
+        idle_timeout: u64,
+        /// Refuse request bodies larger than BYTES (HTTP 413).
+        #[arg(long = "max-body-bytes", value_name = "BYTES", default_value_t = rea::server::http::DEFAULT_MAX_BODY_BYTES)]
+        max_body_bytes: usize,
+        #[command(flatten)]
+        server: ServerArgs,
     },
     /// Inspect, render and lint the guided prompt catalog.
     Prompts {
@@ -230,21 +267,24 @@ impl CliError {
 
 pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
     match cli.command {
-        Command::Mcp {
-            prompts_dir,
-            read_roots,
-            write_roots,
-            max_target_bytes,
-            call_timeout,
-            capture,
-        } => mcp::run(
-            prompts_dir,
-            &read_roots,
-            &write_roots,
-            capture_settings(capture)?,
-            rea::session::OpenPolicy {
-                max_target_bytes,
-                call_timeout: std::time::Duration::from_secs(call_timeout.max(1)),
+        Command::Mcp { server } => mcp::run(server_setup(server)?),
+        Command::Serve {
+            listen,
+            tokens_file,
+            allowed_hosts,
+            max_workspaces,
+            idle_timeout,
+            max_body_bytes,
+            server,
+        } => serve::run(
+            server_setup(server)?,
+            serve::Listen {
+                listen,
+                tokens_file,
+                allowed_hosts,
+                max_workspaces,
+                idle: std::time::Duration::from_secs(idle_timeout.max(1)),
+                max_body_bytes,
             },
         ),
         Command::Prompts { command } => match command {
@@ -300,6 +340,19 @@ fn parse_network(text: &str) -> Result<rea::capture::types::Network, String> {
             "`{other}` is not a network mode; use isolated or host"
         )),
     }
+}
+
+fn server_setup(args: ServerArgs) -> Result<mcp::Setup, CliError> {
+    Ok(mcp::Setup {
+        prompts_dir: args.prompts_dir,
+        read_roots: args.read_roots,
+        write_roots: args.write_roots,
+        capture: capture_settings(args.capture)?,
+        open: rea::session::OpenPolicy {
+            max_target_bytes: args.max_target_bytes,
+            call_timeout: std::time::Duration::from_secs(args.call_timeout.max(1)),
+        },
+    })
 }
 
 fn capture_settings(args: CaptureArgs) -> Result<CaptureSettings, CliError> {

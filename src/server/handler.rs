@@ -17,6 +17,7 @@ use rmcp::service::{NotificationContext, RequestContext, RoleServer, Subscriptio
 use rmcp::{ErrorData, ServerHandler};
 
 use super::hub::Hub;
+use super::workspaces::Analyst;
 use crate::catalog::engine::SessionFacts;
 use crate::catalog::generated::prompts::PromptName;
 use crate::catalog::spec::Effect;
@@ -26,6 +27,9 @@ use crate::session::{Interruption, Session};
 use crate::tools::{self, Call, ToolName};
 
 static CONNECTIONS: AtomicU64 = AtomicU64::new(1);
+
+/// The JSON-RPC error of a server that holds its most workspaces.
+const SERVER_FULL: rmcp::model::ErrorCode = rmcp::model::ErrorCode(-32001);
 
 const INSTRUCTIONS: &str = "rea is an evidence-first reverse-engineering server. Open a target with \
 open_binary, then use the read tools; every result carries its Evidence inline. The guided prompts \
@@ -39,25 +43,57 @@ pub struct ReaServer {
     session: Arc<Mutex<Session>>,
     connection: u64,
     registered: Arc<AtomicBool>,
+    /// Over shared HTTP, the analyst whose session this is: the first to
+    /// use it. A request under another token is refused, so a session id
+    /// seen by someone else opens nothing of it.
+    owner: Arc<std::sync::OnceLock<Analyst>>,
 }
 
 impl ReaServer {
     pub fn new(hub: Arc<Hub>) -> ReaServer {
-        let session = Session::new(hub.read_roots().clone(), hub.deep_providers())
-            .with_write_roots(hub.write_roots().clone())
-            .with_capture_policy(hub.capture_policy().clone())
-            .with_open_policy(hub.open_policy());
+        let session = hub.new_session();
         ReaServer {
             hub,
             session: Arc::new(Mutex::new(session)),
             connection: CONNECTIONS.fetch_add(1, Ordering::Relaxed),
             registered: Arc::new(AtomicBool::new(false)),
+            owner: Arc::new(std::sync::OnceLock::new()),
         }
     }
 
     /// The session, for in-process inspection (tests, embedding).
     pub fn session(&self) -> &Arc<Mutex<Session>> {
         &self.session
+    }
+
+    /// The workspace a request works in: this connection's session, or, for
+    /// a request that came without a session over shared HTTP (2026-07-28
+    /// clients), the workspace of the analyst its token names.
+    fn workspace(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Arc<Mutex<Session>>, ErrorData> {
+        let Some(spaces) = self.hub.workspaces() else {
+            return Ok(self.session.clone());
+        };
+        let Some(parts) = context.extensions.get::<axum::http::request::Parts>() else {
+            return Ok(self.session.clone());
+        };
+        let Some(analyst) = parts.extensions.get::<Analyst>() else {
+            return Ok(self.session.clone());
+        };
+        if parts.headers.contains_key("mcp-session-id") {
+            if self.owner.get_or_init(|| analyst.clone()) != analyst {
+                return Err(ErrorData::invalid_request(
+                    "this session was opened under another token; initialize a session of your own",
+                    None,
+                ));
+            }
+            return Ok(self.session.clone());
+        }
+        spaces
+            .of(analyst, &self.hub)
+            .map_err(|e| ErrorData::new(SERVER_FULL, e.to_string(), None))
     }
 
     /// Legacy clients get list_changed directly, so remember their peer.
@@ -121,6 +157,23 @@ fn tool_definition(tool: ToolName) -> Tool {
 }
 
 impl ServerHandler for ReaServer {
+    async fn initialize(
+        &self,
+        request: rmcp::model::InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::InitializeResult, ErrorData> {
+        // Over shared HTTP, the session belongs to whoever initialized it.
+        if let Some(analyst) = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Analyst>())
+        {
+            let _ = self.owner.set(analyst.clone());
+        }
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(capabilities())
             .with_server_info(Implementation::new("rea", env!("CARGO_PKG_VERSION")))
@@ -181,7 +234,7 @@ impl ServerHandler for ReaServer {
                 None,
             )
         })?;
-        let session = self.session.clone();
+        let session = self.workspace(&context)?;
         // A running tool holds the session; wait for it off the reactor.
         let facts = tokio::task::spawn_blocking(move || session_facts(&session))
             .await
@@ -217,7 +270,7 @@ impl ServerHandler for ReaServer {
             }
         };
         let prompt = PromptName::from_name(&name).ok_or_else(|| unknown_prompt(&name))?;
-        let session = self.session.clone();
+        let session = self.workspace(&context)?;
         let argument = request.argument.name.clone();
         let value = request.argument.value.clone();
         let context_arguments = request.context.and_then(|c| c.arguments);
@@ -283,7 +336,7 @@ impl ServerHandler for ReaServer {
             "tools/call"
         );
         let arguments = request.arguments.unwrap_or_default();
-        let session = self.session.clone();
+        let session = self.workspace(&context)?;
         let (progress, forwarder) = progress_forwarder(&context);
         let cancelled = context.ct.clone();
         let deadline = self.hub.open_policy().call_timeout;

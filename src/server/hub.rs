@@ -11,9 +11,12 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use rmcp::service::{Peer, RoleServer, SubscriptionSink};
 
+use super::workspaces::Workspaces;
 use crate::catalog::render::LoadedCatalog;
 use crate::catalog::validate::Diagnostic;
-use crate::session::{CapturePolicy, DeepProviders, OpenPolicy, Policies, ReadRoots, WriteRoots};
+use crate::session::{
+    CapturePolicy, DeepProviders, OpenPolicy, Policies, ReadRoots, Session, WriteRoots,
+};
 
 #[derive(Clone)]
 enum Listener {
@@ -29,6 +32,8 @@ pub struct Hub {
     listeners: Mutex<Vec<Listener>>,
     policies: Policies,
     deep: Arc<DeepProviders>,
+    /// Per-analyst workspaces of a shared HTTP server (`rea serve`).
+    workspaces: Option<Workspaces>,
 }
 
 impl Hub {
@@ -60,12 +65,47 @@ impl Hub {
         policies: Policies,
         deep: DeepProviders,
     ) -> Arc<Hub> {
+        Hub::build(catalog, policies, deep, None)
+    }
+
+    /// A hub for a shared HTTP server: requests without a session work in
+    /// the workspace of their analyst.
+    pub fn serving(
+        catalog: Arc<LoadedCatalog>,
+        policies: Policies,
+        deep: DeepProviders,
+        workspaces: Workspaces,
+    ) -> Arc<Hub> {
+        Hub::build(catalog, policies, deep, Some(workspaces))
+    }
+
+    fn build(
+        catalog: Arc<LoadedCatalog>,
+        policies: Policies,
+        deep: DeepProviders,
+        workspaces: Option<Workspaces>,
+    ) -> Arc<Hub> {
         Arc::new(Hub {
             catalog: RwLock::new(catalog),
             listeners: Mutex::new(Vec::new()),
             policies,
             deep: Arc::new(deep),
+            workspaces,
         })
+    }
+
+    /// A new, empty session under the operator's policies: what each
+    /// connection, and each analyst's workspace, starts from.
+    pub fn new_session(&self) -> Session {
+        Session::new(self.read_roots().clone(), self.deep_providers())
+            .with_write_roots(self.write_roots().clone())
+            .with_capture_policy(self.capture_policy().clone())
+            .with_open_policy(self.open_policy())
+    }
+
+    /// The per-analyst workspaces, on a shared HTTP server.
+    pub fn workspaces(&self) -> Option<&Workspaces> {
+        self.workspaces.as_ref()
     }
 
     pub fn read_roots(&self) -> &ReadRoots {

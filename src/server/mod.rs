@@ -5,9 +5,12 @@
 //! connection drops it), all sharing one [`Hub`].
 
 mod handler;
+pub mod http;
 pub mod hub;
 pub mod reload;
 pub mod stdio;
+pub mod tokens;
+pub mod workspaces;
 
 pub use handler::ReaServer;
 pub use hub::Hub;

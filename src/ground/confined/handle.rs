@@ -80,6 +80,12 @@ impl ConfinedFile {
         self.mode & 0o111 != 0
     }
 
+    /// Whether the group or others could read it at open (a secrets file
+    /// must not be).
+    pub fn readable_by_others(&self) -> bool {
+        self.mode & 0o044 != 0
+    }
+
     /// The path as requested, for messages.
     pub fn shown(&self) -> &str {
         &self.shown

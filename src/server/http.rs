@@ -1,0 +1,175 @@
+//! One server for a team: MCP over streamable HTTP at `/mcp` (`rea serve`).
+//!
+//! rmcp's streamable HTTP service runs under axum. In front of it, every
+//! request is authenticated: with a tokens file, `Authorization: Bearer`
+//! must carry one of its tokens (else HTTP 401 with `WWW-Authenticate:
+//! Bearer`) and the analyst it names rides in the request's extensions;
+//! without one, the server binds loopback only and everyone is the one
+//! local analyst. Host and Origin are checked against DNS rebinding, bodies
+//! are bounded, and sessions idle past the timeout end.
+//!
+//! Legacy clients (`initialize`, `Mcp-Session-Id`) get a handler, and so a
+//! workspace, per session; 2026-07-28 clients send each request on its own
+//! and work in their analyst's workspace ([`super::workspaces`]).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+
+use super::handler::ReaServer;
+use super::hub::Hub;
+use super::tokens::Tokens;
+use super::workspaces::{Analyst, LOCAL_ANALYST};
+
+/// Largest request body, unless the operator says otherwise.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 4 << 20;
+/// How long a session or workspace may sit idle, unless the operator says
+/// otherwise.
+pub const DEFAULT_IDLE: Duration = Duration::from_secs(30 * 60);
+
+/// How `rea serve` listens.
+pub struct HttpOptions {
+    pub listen: SocketAddr,
+    /// `None`: loopback only, one local analyst.
+    pub tokens: Option<Tokens>,
+    /// Host names clients may use beyond the listen address and loopback
+    /// names (a DNS name the server is reached by).
+    pub allowed_hosts: Vec<String>,
+    pub max_body_bytes: usize,
+    pub idle: Duration,
+}
+
+/// Why `rea serve` does not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(
+        "{listen} is not a loopback address, and without --tokens-file anyone who can reach it \
+         could use this server; pass --tokens-file, or listen on 127.0.0.1"
+    )]
+    OpenWithoutTokens { listen: SocketAddr },
+    #[error("cannot listen on {listen}: {reason}")]
+    Bind { listen: SocketAddr, reason: String },
+    #[error("the HTTP server stopped: {0}")]
+    Serve(String),
+}
+
+/// Checks the options, binds, and returns the bound address and a future
+/// that serves until `shutdown` is cancelled.
+pub async fn bind(
+    hub: Arc<Hub>,
+    options: HttpOptions,
+    shutdown: CancellationToken,
+) -> Result<(SocketAddr, impl Future<Output = Result<(), ServeError>>), ServeError> {
+    let listen = options.listen;
+    if options.tokens.is_none() && !listen.ip().is_loopback() {
+        return Err(ServeError::OpenWithoutTokens { listen });
+    }
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .map_err(|e| ServeError::Bind {
+            listen,
+            reason: e.to_string(),
+        })?;
+    let bound = listener.local_addr().map_err(|e| ServeError::Bind {
+        listen,
+        reason: e.to_string(),
+    })?;
+    let router = router(hub, options, bound, shutdown.clone());
+    let serving = async move {
+        axum::serve(listener, router)
+            .with_graceful_shutdown(shutdown.cancelled_owned())
+            .await
+            .map_err(|e| ServeError::Serve(e.to_string()))
+    };
+    Ok((bound, serving))
+}
+
+fn router(
+    hub: Arc<Hub>,
+    options: HttpOptions,
+    bound: SocketAddr,
+    shutdown: CancellationToken,
+) -> Router {
+    let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1"]
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    hosts.push(bound.ip().to_string());
+    hosts.extend(options.allowed_hosts.iter().cloned());
+    hosts.sort();
+    hosts.dedup();
+    let origins: Vec<String> = hosts
+        .iter()
+        .flat_map(|h| {
+            let host = if h.contains(':') {
+                format!("[{h}]")
+            } else {
+                h.clone()
+            };
+            [format!("http://{host}:*"), format!("https://{host}:*")]
+        })
+        .collect();
+    let mut config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(hosts)
+        .with_allowed_origins(origins);
+    config.max_request_body_bytes = options.max_body_bytes;
+    config.cancellation_token = shutdown;
+    let mut sessions = LocalSessionManager::default();
+    sessions.session_config.keep_alive = Some(options.idle);
+    let service = StreamableHttpService::new(
+        move || Ok(ReaServer::new(hub.clone())),
+        Arc::new(sessions),
+        config,
+    );
+    let tokens = Arc::new(options.tokens);
+    Router::new()
+        .nest_service("/mcp", service)
+        .layer(middleware::from_fn_with_state(tokens, authenticate))
+}
+
+/// Names the analyst a request comes from, or answers 401.
+async fn authenticate(
+    State(tokens): State<Arc<Option<Tokens>>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let analyst = match tokens.as_ref() {
+        None => Some(LOCAL_ANALYST.to_owned()),
+        Some(tokens) => request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| tokens.analyst(v))
+            .map(str::to_owned),
+    };
+    match analyst {
+        Some(name) => {
+            request.extensions_mut().insert(Analyst(name));
+            next.run(request).await
+        }
+        None => unauthorized(),
+    }
+}
+
+fn unauthorized() -> Response {
+    let mut response = (
+        StatusCode::UNAUTHORIZED,
+        Body::from("a bearer token from the operator's tokens file is required\n"),
+    )
+        .into_response();
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static("Bearer realm=\"rea\""),
+    );
+    response
+}
