@@ -898,6 +898,11 @@ const ANA: &str = "ana-token-0123456789abcdef";
 const BEN: &str = "ben-token-0123456789abcdef";
 
 fn serve_two_analysts() -> Served {
+    serve_two_analysts_with(&[])
+}
+
+/// [`serve_two_analysts`] with more `rea serve` arguments.
+fn serve_two_analysts_with(extra: &[&std::ffi::OsStr]) -> Served {
     use std::io::{BufRead, BufReader};
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
@@ -913,6 +918,7 @@ fn serve_two_analysts() -> Served {
     let mut child = Command::new(REA)
         .args(["serve", "--listen", "127.0.0.1:0", "--tokens-file"])
         .arg(&tokens)
+        .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -1135,4 +1141,171 @@ fn sigterm_stops_the_http_server_with_exit_0() {
     let status = served.child.wait().expect("rea serve exits");
     assert!(status.success(), "{status:?}");
     assert!(std::net::TcpStream::connect(("127.0.0.1", served.port)).is_err());
+}
+
+#[test]
+fn npm_sdk_over_http_works_in_its_own_session_under_its_token() {
+    let (Some(modules), Some(o)) = (node_modules(), oracle()) else {
+        return;
+    };
+    let served = serve_two_analysts();
+    let client = |token: &str, steps: Value| {
+        let mut cmd = Command::new("node");
+        cmd.env("NODE_PATH", &modules)
+            .env("REA_TOKEN", token)
+            .arg(script("npm_client.mjs"))
+            .arg(&served.url);
+        run(cmd, &steps)
+    };
+    let ana = client(
+        ANA,
+        json!([
+            {"op": "call", "tool": "open_binary", "arguments": {"path": o.path}},
+            {"op": "call", "tool": "list_documents", "arguments": {}},
+            {"op": "call", "tool": "list_evidence", "arguments": {}},
+        ]),
+    );
+    assert_eq!(ana["protocol_version"], "2025-11-25");
+    let results = ana["results"].as_array().unwrap();
+    assert_eq!(results[0]["isError"], false, "{}", results[0]);
+    assert!(
+        results[1]["structuredContent"]
+            .to_string()
+            .contains(&o.document),
+        "{}",
+        results[1]
+    );
+    let held = results[2]["structuredContent"]["result"]["items"]
+        .as_array()
+        .map_or(0, Vec::len);
+    assert!(held >= 1, "{}", results[2]);
+    // Ben's session, at the same server afterwards, holds nothing of Ana's.
+    let ben = client(
+        BEN,
+        json!([
+            {"op": "call", "tool": "list_evidence", "arguments": {}},
+            {"op": "call", "tool": "list_documents", "arguments": {}},
+        ]),
+    );
+    let results = ben["results"].as_array().unwrap();
+    assert_eq!(
+        results[0]["structuredContent"]["result"]["items"],
+        json!([]),
+        "{}",
+        results[0]
+    );
+    assert_eq!(results[1]["isError"], true, "{}", results[1]);
+    // Without a token the SDK's requests are refused.
+    let refused = {
+        let mut cmd = Command::new("node");
+        cmd.env("NODE_PATH", &modules)
+            .arg(script("npm_client.mjs"))
+            .arg(&served.url)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().expect("node starts");
+        child.stdin.take().unwrap().write_all(b"[]").unwrap();
+        child.wait_with_output().expect("node finishes")
+    };
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("401"), "{stderr}");
+}
+
+#[test]
+fn a_prompt_reload_reaches_a_subscribed_http_client_and_not_an_unsubscribed_one() {
+    let Some(python) = python() else { return };
+    let prompts = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts")).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), prompts.path().join(entry.file_name())).unwrap();
+    }
+    let served = serve_two_analysts_with(&[
+        std::ffi::OsStr::new("--prompts-dir"),
+        prompts.path().as_os_str(),
+    ]);
+    let file = prompts.path().join("trace_crash.toml");
+    let mut cmd = Command::new(python);
+    cmd.arg(script("python_http_client.py"))
+        .arg("--reload")
+        .arg(&served.url);
+    let out = run(
+        cmd,
+        &json!({"token": ANA, "edit": {"file": file, "from": "title = \"Trace a crash\"", "to": "title = \"Trace a crash (edited)\""}, "quiet_seconds": 2}),
+    );
+    assert_eq!(out["protocol_version"], "2026-07-28");
+    assert_eq!(out["event"], "PromptsListChanged", "{out}");
+    assert_eq!(out["unsolicited"], json!([]), "{out}");
+    let title = |v: &Value| v["prompts"][3]["title"].as_str().unwrap().to_string();
+    assert_eq!(title(&out["before"]), "Trace a crash");
+    assert_eq!(title(&out["after"]), "Trace a crash (edited)");
+}
+
+#[test]
+fn http_faults_get_their_answers_and_the_server_keeps_serving() {
+    let served = serve_two_analysts_with(&[
+        std::ffi::OsStr::new("--max-body-bytes"),
+        std::ffi::OsStr::new("4096"),
+        std::ffi::OsStr::new("--idle-timeout"),
+        std::ffi::OsStr::new("1"),
+    ]);
+    let ana = format!("Bearer {ANA}");
+    let auth = [("Authorization", ana.as_str())];
+    let status = |answer: &str| answer.lines().next().unwrap_or_default().to_owned();
+    // A body that is not JSON.
+    let answer = exchange(served.port, &auth, "{not json");
+    assert!(status(&answer).starts_with("HTTP/1.1 4"), "{answer}");
+    // A body over the limit.
+    let huge = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{{}},"clientInfo":{{"name":"{}","version":"0"}}}}}}"#,
+        "x".repeat(8192)
+    );
+    let answer = exchange(served.port, &auth, &huge);
+    assert!(status(&answer).starts_with("HTTP/1.1 413"), "{answer}");
+    // A session id the server never gave.
+    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}"#;
+    let unknown = [
+        ("Authorization", ana.as_str()),
+        ("Mcp-Session-Id", "00000000-0000-0000-0000-000000000000"),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    let answer = exchange(served.port, &unknown, call);
+    assert!(status(&answer).starts_with("HTTP/1.1 404"), "{answer}");
+    // A session idle past the timeout is gone.
+    let head = post(served.port, Some(&ana));
+    let session = head
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_owned())
+        })
+        .unwrap_or_else(|| panic!("no session id in {head}"));
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    let expired = [
+        ("Authorization", ana.as_str()),
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    let answer = exchange(served.port, &expired, call);
+    assert!(status(&answer).starts_with("HTTP/1.1 404"), "{answer}");
+    // And a new session is served as before.
+    let head = post(served.port, Some(&ana));
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+}
+
+#[test]
+fn a_full_http_server_refuses_a_new_session_and_says_why() {
+    let served = serve_two_analysts_with(&[
+        std::ffi::OsStr::new("--max-workspaces"),
+        std::ffi::OsStr::new("1"),
+    ]);
+    let ana = format!("Bearer {ANA}");
+    let first = post(served.port, Some(&ana));
+    assert!(first.starts_with("HTTP/1.1 200"), "{first}");
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
+    let second = exchange(served.port, &[("Authorization", ana.as_str())], body);
+    assert!(second.starts_with("HTTP/1.1 5"), "{second}");
+    assert!(second.contains("most sessions (1)"), "{second}");
 }

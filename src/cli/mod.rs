@@ -107,7 +107,8 @@ enum Command {
         /// DNS name clients reach the server by (repeatable).
         #[arg(long = "allow-host", value_name = "HOST")]
         allowed_hosts: Vec<String>,
-        /// Most workspaces of analysts without a session held at once.
+        /// Most workspaces held at once: legacy sessions, and separately the
+        /// workspaces of analysts whose requests carry no session.
         #[arg(long = "max-workspaces", value_name = "N", default_value_t = 64)]
         max_workspaces: usize,
         /// End a session, or drop a workspace, idle for SECONDS.

@@ -48,6 +48,7 @@ pub fn run(setup: Setup, listen: Listen) -> Result<ExitCode, CliError> {
             allowed_hosts: listen.allowed_hosts,
             max_body_bytes: listen.max_body_bytes,
             idle: listen.idle,
+            max_sessions: listen.max_workspaces,
         };
         let (bound, serving) = http::bind(hub, options, shutdown.clone())
             .await

@@ -28,6 +28,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::handler::ReaServer;
 use super::hub::Hub;
+use super::sessions::BoundedSessions;
 use super::tokens::Tokens;
 use super::workspaces::{Analyst, LOCAL_ANALYST};
 
@@ -47,6 +48,8 @@ pub struct HttpOptions {
     pub allowed_hosts: Vec<String>,
     pub max_body_bytes: usize,
     pub idle: Duration,
+    /// Most legacy sessions live at once (each is a workspace).
+    pub max_sessions: usize,
 }
 
 /// Why `rea serve` does not start.
@@ -128,7 +131,7 @@ fn router(
     sessions.session_config.keep_alive = Some(options.idle);
     let service = StreamableHttpService::new(
         move || Ok(ReaServer::new(hub.clone())),
-        Arc::new(sessions),
+        Arc::new(BoundedSessions::new(sessions, options.max_sessions)),
         config,
     );
     let tokens = Arc::new(options.tokens);

@@ -8,6 +8,7 @@ mod handler;
 pub mod http;
 pub mod hub;
 pub mod reload;
+pub mod sessions;
 pub mod stdio;
 pub mod tokens;
 pub mod workspaces;

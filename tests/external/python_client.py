@@ -80,9 +80,10 @@ async def modern(params, steps):
         return {"protocol_version": client.protocol_version, "results": await run_steps(client, steps)}
 
 
-async def reload(params, plan):
+async def reload(make, plan):
     """Edit a prompt file while one modern client listens for prompt changes
-    and another (not subscribed) counts every notification it receives."""
+    and another (not subscribed) counts every notification it receives.
+    `make()` gives what a Client connects to (each client its own)."""
     unsolicited = []
 
     async def count(message):
@@ -90,7 +91,7 @@ async def reload(params, plan):
             unsolicited.append(type(message).__name__)
 
     edit = plan["edit"]
-    async with Client(params, mode="auto") as subscribed, Client(params, mode="auto", message_handler=count) as quiet:
+    async with Client(make(), mode="auto") as subscribed, Client(make(), mode="auto", message_handler=count) as quiet:
         await quiet.list_prompts()
         before = wire(await subscribed.list_prompts())
         async with subscribed.listen(prompts_list_changed=True) as subscription:
@@ -112,8 +113,11 @@ def main():
     mode, binary, *server_args = sys.argv[1:]
     plan = json.load(sys.stdin)
     params = StdioServerParameters(command=binary, args=server_args)
-    runner = {"legacy": legacy, "modern": modern, "reload": reload}[mode]
-    result = asyncio.run(runner(params, plan))
+    if mode == "reload":
+        result = asyncio.run(reload(lambda: params, plan))
+    else:
+        runner = {"legacy": legacy, "modern": modern}[mode]
+        result = asyncio.run(runner(params, plan))
     json.dump(result, sys.stdout)
 
 

@@ -2,6 +2,7 @@
 """Drive `rea serve` over streamable HTTP with the official Python MCP SDK.
 
 Usage: python_http_client.py URL < plan.json > results.json
+       python_http_client.py --reload URL < plan.json > result.json
 
 The plan is {"clients": [{"token": ..., "mode": "legacy"|"modern",
 "steps": [...]}, ...]}. Every client runs at the same time, each with its
@@ -9,7 +10,8 @@ own `Authorization: Bearer` header: `legacy` is a ClientSession over
 `streamable_http_client` (initialize, Mcp-Session-Id), `modern` is a Client
 in auto mode (2026-07-28, one request at a time). Steps are those of
 python_client.py; the results are their wire answers, per client, so the
-Rust test makes every assertion.
+Rust test makes every assertion. With --reload, python_client.py's reload
+plan runs with both of its clients over HTTP.
 """
 
 import asyncio
@@ -23,7 +25,7 @@ from mcp import ClientSession  # noqa: E402
 from mcp.client.client import Client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
-from python_client import run_steps  # noqa: E402
+from python_client import reload, run_steps  # noqa: E402
 
 
 def transport(url, token):
@@ -51,9 +53,14 @@ async def run(url, plan):
 
 
 def main():
-    url = sys.argv[1]
     plan = json.load(sys.stdin)
-    json.dump(asyncio.run(run(url, plan)), sys.stdout)
+    if sys.argv[1] == "--reload":
+        # python_client.py's reload, both clients over HTTP with plan["token"].
+        url = sys.argv[2]
+        result = asyncio.run(reload(lambda: transport(url, plan["token"]), plan))
+    else:
+        result = asyncio.run(run(sys.argv[1], plan))
+    json.dump(result, sys.stdout)
 
 
 if __name__ == "__main__":
