@@ -994,20 +994,24 @@ fn exchange(port: u16, headers: &[(&str, &str)], body: &str) -> String {
     String::from_utf8_lossy(&answer).into_owned()
 }
 
+/// The `Mcp-Session-Id` a response's headers carry.
+fn session_id(head: &str) -> String {
+    head.lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_owned())
+        })
+        .unwrap_or_else(|| panic!("no session id in {head}"))
+}
+
 #[test]
 fn a_session_opened_under_one_token_refuses_another() {
     let served = serve_two_analysts();
     let ana = format!("Bearer {ANA}");
     let ben = format!("Bearer {BEN}");
     let head = post(served.port, Some(&ana));
-    let session = head
-        .lines()
-        .find_map(|l| {
-            let (name, value) = l.split_once(':')?;
-            name.eq_ignore_ascii_case("mcp-session-id")
-                .then(|| value.trim().to_owned())
-        })
-        .unwrap_or_else(|| panic!("no session id in {head}"));
+    let session = session_id(&head);
     let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
     let with = |token: &str| {
         vec![
@@ -1274,14 +1278,7 @@ fn http_faults_get_their_answers_and_the_server_keeps_serving() {
     assert!(status(&answer).starts_with("HTTP/1.1 404"), "{answer}");
     // A session idle past the timeout is gone.
     let head = post(served.port, Some(&ana));
-    let session = head
-        .lines()
-        .find_map(|l| {
-            let (name, value) = l.split_once(':')?;
-            name.eq_ignore_ascii_case("mcp-session-id")
-                .then(|| value.trim().to_owned())
-        })
-        .unwrap_or_else(|| panic!("no session id in {head}"));
+    let session = session_id(&head);
     std::thread::sleep(std::time::Duration::from_millis(2500));
     let expired = [
         ("Authorization", ana.as_str()),
