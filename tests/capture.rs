@@ -6,11 +6,12 @@
 
 mod common;
 
+use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use rea::capture::{Capture, CaptureError, ExitReason, Scenario};
+use rea::capture::{Capture, CaptureError, ExitReason, HOST_GRACE, Scenario};
 use serde_json::json;
 
 const REA: &str = env!("CARGO_BIN_EXE_rea");
@@ -61,16 +62,6 @@ fn hex(v: &str) -> u64 {
     u64::from_str_radix(v.trim_start_matches("0x"), 16).expect("hex")
 }
 
-fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-        !s.rsplit(')')
-            .next()
-            .unwrap_or("")
-            .trim_start()
-            .starts_with('Z')
-    })
-}
-
 /// Live processes running `exe`, found through `/proc/PID/exe`.
 fn running(exe: &Path) -> Vec<i32> {
     let real = std::fs::canonicalize(exe).expect("canonical");
@@ -79,7 +70,7 @@ fn running(exe: &Path) -> Vec<i32> {
         .filter_map(Result::ok)
         .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
         .filter(|pid| std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|p| p == real))
-        .filter(|pid| alive(*pid))
+        .filter(|pid| common::alive(*pid))
         .collect()
 }
 
@@ -206,7 +197,7 @@ int main(void) {
         c.timing.wall_ms < 3000,
         "the 60 s sleeper did not hold the run"
     );
-    assert!(!alive(pid), "grandchild {pid} survived");
+    assert!(!common::alive(pid), "grandchild {pid} survived");
     assert_eq!(running(&exe), Vec::<i32>::new());
 }
 
@@ -494,6 +485,92 @@ fn environment_identity_and_stdin_are_exactly_as_given() {
 }
 
 /// A stand-in host script in `dir`.
+#[test]
+fn a_stopped_run_ends_at_once_and_leaves_no_process_behind() {
+    let dir = common::open_dir();
+    let Some(exe) = common::open_program(dir.path(), "lingerer", common::LINGERER_SOURCE) else {
+        return;
+    };
+    let s = scenario(
+        &exe,
+        dir.path(),
+        json!({"timeout_ms": 120000, "idle_timeout_ms": 120000}),
+    );
+    let started = || common::lingerer_pids(dir.path()).is_some();
+    let r = rea::capture::run_with_grace(&s, Some(Path::new(REA)), HOST_GRACE, &started);
+    assert!(
+        matches!(
+            r,
+            Err(CaptureError::Stopped {
+                cleanup_verified: true
+            })
+        ),
+        "{r:?}"
+    );
+    let [host, target, grandchild] = common::lingerer_pids(dir.path()).expect("pids");
+    for pid in [host, target, grandchild] {
+        assert!(!common::alive(pid), "{pid} survived the stop");
+    }
+    assert_eq!(running(&exe), Vec::<i32>::new());
+}
+
+#[test]
+fn a_server_killed_mid_capture_leaves_no_process_behind() {
+    let dir = common::open_dir();
+    let Some(exe) = common::open_program(dir.path(), "lingerer", common::LINGERER_SOURCE) else {
+        return;
+    };
+    let mut server = Command::new(REA);
+    server
+        .args(["mcp", "--enable-process-capture"])
+        .arg("--capture-executable-root")
+        .arg(dir.path())
+        .arg("--capture-working-root")
+        .arg(dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    if common::running_as_root() {
+        server.args(["--capture-user", "nobody"]);
+    }
+    let mut server = server.spawn().expect("rea mcp starts");
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+    "name": "capture_process_scenario",
+    "arguments": {
+        "executable": exe,
+        "working_directory": dir.path(),
+        "timeout_ms": 120000,
+        "idle_timeout_ms": 120000,
+        "question": "Does the program ever end by itself?",
+        "approved": true,
+    }}});
+    let lines = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        call,
+    ];
+    let mut stdin = server.stdin.take().expect("stdin");
+    for line in lines {
+        writeln!(stdin, "{line}").expect("the server reads");
+    }
+    let pids = common::wait_for_lingerer(dir.path());
+    assert_eq!(
+        common::parent_of(pids[0]),
+        Some(server.id() as i32),
+        "the capture host is the server's child"
+    );
+    // No SIGTERM to handle: the server dies at once, mid-run.
+    server.kill().expect("kill");
+    server.wait().expect("reaped");
+    assert_eq!(
+        common::survivors(&pids, std::time::Duration::from_secs(30)),
+        Vec::<i32>::new(),
+        "capture host, program and grandchild ({pids:?}) end with the server"
+    );
+}
+
 fn fake_host(dir: &Path, body: &str) -> PathBuf {
     let path = dir.join("host.sh");
     std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("write host");
@@ -514,7 +591,12 @@ fn a_stuck_host_is_killed_at_the_outer_deadline() {
         json!({"timeout_ms": 200}),
     );
     let start = std::time::Instant::now();
-    let r = rea::capture::run_with_grace(&s, Some(&host), std::time::Duration::from_millis(100));
+    let r = rea::capture::run_with_grace(
+        &s,
+        Some(&host),
+        std::time::Duration::from_millis(100),
+        &|| false,
+    );
     assert!(matches!(r, Err(CaptureError::HostDeadline(300))), "{r:?}");
     assert!(start.elapsed() < std::time::Duration::from_secs(3));
     let pid: i32 = std::fs::read_to_string(dir.path().join("pid"))
@@ -522,7 +604,7 @@ fn a_stuck_host_is_killed_at_the_outer_deadline() {
         .trim()
         .parse()
         .expect("pid");
-    assert!(!alive(pid), "the stuck host {pid} survived");
+    assert!(!common::alive(pid), "the stuck host {pid} survived");
 }
 
 #[test]

@@ -9,6 +9,8 @@
 
 mod common;
 
+use common::serve::{ANA, BEN, serve_two_analysts, serve_two_analysts_with};
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -885,178 +887,6 @@ fn python_sdk_asks_who_calls_an_imported_function_by_name() {
     assert_eq!(sites, expected);
 }
 
-/// `rea serve` on a free loopback port with two analysts' tokens; killed
-/// when dropped unless the test stopped it.
-struct Served {
-    child: std::process::Child,
-    url: String,
-    port: u16,
-    _dir: tempfile::TempDir,
-}
-
-const ANA: &str = "ana-token-0123456789abcdef";
-const BEN: &str = "ben-token-0123456789abcdef";
-
-fn serve_two_analysts() -> Served {
-    serve_two_analysts_with(&[])
-}
-
-/// [`serve_two_analysts`] with more `rea serve` arguments.
-fn serve_two_analysts_with(extra: &[&std::ffi::OsStr]) -> Served {
-    use std::io::{BufRead, BufReader};
-    use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::tempdir().unwrap();
-    let tokens = dir.path().join("tokens.toml");
-    std::fs::write(
-        &tokens,
-        format!(
-            "[[token]]\nname = \"ana\"\ntoken = \"{ANA}\"\n\n[[token]]\nname = \"ben\"\ntoken = \"{BEN}\"\n"
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
-    let mut child = Command::new(REA)
-        .args(["serve", "--listen", "127.0.0.1:0", "--tokens-file"])
-        .arg(&tokens)
-        .args(extra)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("rea serve starts");
-    let mut line = String::new();
-    BufReader::new(child.stderr.take().expect("stderr"))
-        .read_line(&mut line)
-        .expect("the start line");
-    assert!(!line.contains(ANA) && !line.contains(BEN), "{line}");
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_owned();
-    let port = url
-        .trim_start_matches("http://127.0.0.1:")
-        .trim_end_matches("/mcp")
-        .parse()
-        .unwrap_or_else(|_| panic!("no port in {url}"));
-    Served {
-        child,
-        url,
-        port,
-        _dir: dir,
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// One raw HTTP/1.1 POST of a legacy `initialize` to `/mcp`; the status
-/// line and headers.
-fn post(port: u16, authorization: Option<&str>) -> String {
-    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
-    let headers: Vec<(&str, &str)> = authorization
-        .map(|a| ("Authorization", a))
-        .into_iter()
-        .collect();
-    let answer = exchange(port, &headers, body);
-    answer
-        .split("\r\n\r\n")
-        .next()
-        .unwrap_or_default()
-        .to_owned()
-}
-
-/// One raw HTTP/1.1 POST to `/mcp` with `headers` and `body`; the whole
-/// answer, as far as it came within a few seconds.
-fn exchange(port: u16, headers: &[(&str, &str)], body: &str) -> String {
-    use std::io::Read;
-    let mut request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
-        body.len()
-    );
-    for (name, value) in headers {
-        request.push_str(&format!("{name}: {value}\r\n"));
-    }
-    request.push_str("\r\n");
-    request.push_str(body);
-    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connects");
-    stream
-        .set_read_timeout(Some(std::time::Duration::from_secs(5)))
-        .unwrap();
-    stream.write_all(request.as_bytes()).unwrap();
-    let mut answer = Vec::new();
-    let _ = stream.read_to_end(&mut answer);
-    String::from_utf8_lossy(&answer).into_owned()
-}
-
-/// The `Mcp-Session-Id` a response's headers carry.
-fn session_id(head: &str) -> String {
-    head.lines()
-        .find_map(|l| {
-            let (name, value) = l.split_once(':')?;
-            name.eq_ignore_ascii_case("mcp-session-id")
-                .then(|| value.trim().to_owned())
-        })
-        .unwrap_or_else(|| panic!("no session id in {head}"))
-}
-
-#[test]
-fn a_session_opened_under_one_token_refuses_another() {
-    let served = serve_two_analysts();
-    let ana = format!("Bearer {ANA}");
-    let ben = format!("Bearer {BEN}");
-    let head = post(served.port, Some(&ana));
-    let session = session_id(&head);
-    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-    let with = |token: &str| {
-        vec![
-            ("Authorization", token.to_owned()),
-            ("Mcp-Session-Id", session.clone()),
-            ("MCP-Protocol-Version", "2025-11-25".to_owned()),
-        ]
-    };
-    fn headers<'a>(v: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
-        v.iter().map(|(n, x)| (*n, x.as_str())).collect()
-    }
-    let answer = exchange(served.port, &headers(&with(&ana)), initialized);
-    assert!(answer.starts_with("HTTP/1.1 202"), "{answer}");
-    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"binary_session","arguments":{}}}"#;
-    let stolen = exchange(served.port, &headers(&with(&ben)), call);
-    assert!(stolen.contains("another token"), "{stolen}");
-    assert!(!stolen.contains("\"tools\""), "{stolen}");
-    let own = exchange(served.port, &headers(&with(&ana)), call);
-    assert!(own.contains("\"tools\""), "{own}");
-}
-
-#[test]
-fn http_requests_without_a_known_bearer_token_get_401() {
-    let served = serve_two_analysts();
-    for authorization in [
-        None,
-        Some("Bearer not-one-of-the-tokens-at-all"),
-        Some(&format!("Basic {ANA}")[..]),
-        Some(&format!("Bearer {ANA}x")[..]),
-    ] {
-        let head = post(served.port, authorization);
-        assert!(
-            head.starts_with("HTTP/1.1 401"),
-            "{authorization:?}: {head}"
-        );
-        assert!(
-            head.to_ascii_lowercase()
-                .contains("www-authenticate: bearer"),
-            "{head}"
-        );
-    }
-    let head = post(served.port, Some(&format!("Bearer {ANA}")));
-    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-}
-
 #[test]
 fn two_analysts_over_http_each_see_only_their_own_workspace() {
     let (Some(python), Some(o)) = (python(), oracle()) else {
@@ -1132,19 +962,6 @@ fn two_analysts_over_http_each_see_only_their_own_workspace() {
         "{}",
         clients[2]
     );
-}
-
-#[test]
-fn sigterm_stops_the_http_server_with_exit_0() {
-    let mut served = serve_two_analysts();
-    let head = post(served.port, Some(&format!("Bearer {BEN}")));
-    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-    // SAFETY: signalling our own child by its pid.
-    let signalled = unsafe { libc::kill(served.child.id() as libc::pid_t, libc::SIGTERM) };
-    assert_eq!(signalled, 0);
-    let status = served.child.wait().expect("rea serve exits");
-    assert!(status.success(), "{status:?}");
-    assert!(std::net::TcpStream::connect(("127.0.0.1", served.port)).is_err());
 }
 
 #[test]
@@ -1244,65 +1061,4 @@ fn a_prompt_reload_reaches_a_subscribed_http_client_and_not_an_unsubscribed_one(
     let title = |v: &Value| v["prompts"][3]["title"].as_str().unwrap().to_string();
     assert_eq!(title(&out["before"]), "Trace a crash");
     assert_eq!(title(&out["after"]), "Trace a crash (edited)");
-}
-
-#[test]
-fn http_faults_get_their_answers_and_the_server_keeps_serving() {
-    let served = serve_two_analysts_with(&[
-        std::ffi::OsStr::new("--max-body-bytes"),
-        std::ffi::OsStr::new("4096"),
-        std::ffi::OsStr::new("--idle-timeout"),
-        std::ffi::OsStr::new("1"),
-    ]);
-    let ana = format!("Bearer {ANA}");
-    let auth = [("Authorization", ana.as_str())];
-    let status = |answer: &str| answer.lines().next().unwrap_or_default().to_owned();
-    // A body that is not JSON.
-    let answer = exchange(served.port, &auth, "{not json");
-    assert!(status(&answer).starts_with("HTTP/1.1 4"), "{answer}");
-    // A body over the limit.
-    let huge = format!(
-        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{{}},"clientInfo":{{"name":"{}","version":"0"}}}}}}"#,
-        "x".repeat(8192)
-    );
-    let answer = exchange(served.port, &auth, &huge);
-    assert!(status(&answer).starts_with("HTTP/1.1 413"), "{answer}");
-    // A session id the server never gave.
-    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}"#;
-    let unknown = [
-        ("Authorization", ana.as_str()),
-        ("Mcp-Session-Id", "00000000-0000-0000-0000-000000000000"),
-        ("MCP-Protocol-Version", "2025-11-25"),
-    ];
-    let answer = exchange(served.port, &unknown, call);
-    assert!(status(&answer).starts_with("HTTP/1.1 404"), "{answer}");
-    // A session idle past the timeout is gone.
-    let head = post(served.port, Some(&ana));
-    let session = session_id(&head);
-    std::thread::sleep(std::time::Duration::from_millis(2500));
-    let expired = [
-        ("Authorization", ana.as_str()),
-        ("Mcp-Session-Id", session.as_str()),
-        ("MCP-Protocol-Version", "2025-11-25"),
-    ];
-    let answer = exchange(served.port, &expired, call);
-    assert!(status(&answer).starts_with("HTTP/1.1 404"), "{answer}");
-    // And a new session is served as before.
-    let head = post(served.port, Some(&ana));
-    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-}
-
-#[test]
-fn a_full_http_server_refuses_a_new_session_and_says_why() {
-    let served = serve_two_analysts_with(&[
-        std::ffi::OsStr::new("--max-workspaces"),
-        std::ffi::OsStr::new("1"),
-    ]);
-    let ana = format!("Bearer {ANA}");
-    let first = post(served.port, Some(&ana));
-    assert!(first.starts_with("HTTP/1.1 200"), "{first}");
-    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
-    let second = exchange(served.port, &[("Authorization", ana.as_str())], body);
-    assert!(second.starts_with("HTTP/1.1 5"), "{second}");
-    assert!(second.contains("most sessions (1)"), "{second}");
 }

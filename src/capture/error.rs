@@ -21,6 +21,15 @@ pub enum CaptureError {
         "the capture host overran its deadline of {0} ms and was killed; lower timeout_ms or the limits"
     )]
     HostDeadline(u64),
+    #[error(
+        "the run was stopped before it ended (the call was cancelled or ran past the operator's deadline, or the server is stopping); {}",
+        if *cleanup_verified {
+            "every process it started was killed and reaped"
+        } else {
+            "rea could not verify that every process it started is gone"
+        }
+    )]
+    Stopped { cleanup_verified: bool },
     #[error("the capture host failed: {0}")]
     HostFailed(String),
     #[error("the target could not be started: {0}; check the executable and working directory")]

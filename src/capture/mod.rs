@@ -43,6 +43,11 @@ pub const HOST_ENV: &str = "REA_CAPTURE_HOST";
 /// cleanup, draining, and the two directory snapshots.
 pub const HOST_GRACE: Duration = Duration::from_secs(60);
 
+/// How long the host gets, once asked to stop, to end the run, clean up
+/// and reply before it is killed: its termination grace, cleanup rounds,
+/// output drain and the second directory snapshot fit well within it.
+const STOP_GRACE: Duration = Duration::from_secs(15);
+
 /// Makes the host's descriptors [`wire::EXECUTABLE_FD`] and
 /// [`wire::WORKING_FD`] the opened executable and working directory. They are
 /// first copied above both numbers (close-on-exec), so moving one cannot
@@ -82,6 +87,29 @@ fn inherit(command: &mut Command, opened: &Opened<'_>) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Has the host sent SIGTERM when this thread, which waits for it, ends
+/// (the server died): the host then stops the run and cleans up rather
+/// than leaving the target's processes behind. A server already gone
+/// before the death signal was set fails the spawn.
+#[cfg(target_os = "linux")]
+fn stop_with_parent(command: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: getpid before the fork; prctl and getppid in the child are
+    // async-signal-safe.
+    unsafe {
+        let parent = libc::getpid();
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as libc::c_ulong) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        });
+    }
+}
+
 /// The executable that serves `capture-host`: `host`, else
 /// `$REA_CAPTURE_HOST`, else this process's own executable.
 pub fn host_executable(host: Option<&Path>) -> Result<PathBuf, CaptureError> {
@@ -108,15 +136,17 @@ pub struct Opened<'a> {
 /// opened here, once and unconfined; the server opens them beneath its
 /// roots and calls [`run_opened`].
 pub fn run(scenario: &Scenario, host: Option<&Path>) -> Result<Capture, CaptureError> {
-    run_with_grace(scenario, host, HOST_GRACE)
+    run_with_grace(scenario, host, HOST_GRACE, &|| false)
 }
 
-/// [`run`] with the host's allowance beyond `timeout_ms` given: the host
-/// is killed (`HostDeadline`) once `timeout_ms + grace` has passed.
+/// [`run`] with the host's allowance beyond `timeout_ms` given (the host
+/// is killed, `HostDeadline`, once `timeout_ms + grace` has passed) and
+/// the run stopped early once `stop` says so (see [`run_opened`]).
 pub fn run_with_grace(
     scenario: &Scenario,
     host: Option<&Path>,
     grace: Duration,
+    stop: &dyn Fn() -> bool,
 ) -> Result<Capture, CaptureError> {
     scenario.validate()?;
     let roots = crate::ground::confined::Roots::default();
@@ -129,15 +159,18 @@ pub fn run_with_grace(
         executable: executable.as_fd(),
         working_directory: working.as_fd(),
     };
-    run_opened(scenario, host, &opened, grace)
+    run_opened(scenario, host, &opened, grace, stop)
 }
 
-/// Runs `scenario` from descriptors the caller opened.
+/// Runs `scenario` from descriptors the caller opened. Once `stop` says
+/// so (the call was cancelled, say), the host is asked to end the run and
+/// clean up, and the answer is [`CaptureError::Stopped`].
 pub fn run_opened(
     scenario: &Scenario,
     host: Option<&Path>,
     opened: &Opened<'_>,
     grace: Duration,
+    stop: &dyn Fn() -> bool,
 ) -> Result<Capture, CaptureError> {
     scenario.validate()?;
     if !cfg!(target_os = "linux") {
@@ -152,6 +185,8 @@ pub fn run_opened(
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
     inherit(&mut command, opened).map_err(|e| CaptureError::HostStart(e.to_string()))?;
+    #[cfg(target_os = "linux")]
+    stop_with_parent(&mut command);
     let mut child = command
         .spawn()
         .map_err(|e| CaptureError::HostStart(format!("{}: {e}", exe.display())))?;
@@ -170,15 +205,33 @@ pub fn run_opened(
         read.map(|_| out)
     });
     let start = Instant::now();
+    let mut asked_to_stop: Option<Instant> = None;
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break status,
-            Ok(None) if start.elapsed() >= Duration::from_millis(deadline_ms) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(CaptureError::HostDeadline(deadline_ms));
+            Ok(None) => {
+                if asked_to_stop.is_none() && stop() {
+                    // The host ends the run as at a timeout and replies.
+                    // SAFETY: signalling our own unreaped child by its pid.
+                    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+                    asked_to_stop = Some(Instant::now());
+                }
+                let overdue = match asked_to_stop {
+                    Some(asked) => asked.elapsed() >= STOP_GRACE,
+                    None => start.elapsed() >= Duration::from_millis(deadline_ms),
+                };
+                if overdue {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(match asked_to_stop {
+                        Some(_) => CaptureError::Stopped {
+                            cleanup_verified: false,
+                        },
+                        None => CaptureError::HostDeadline(deadline_ms),
+                    });
+                }
+                std::thread::sleep(Duration::from_millis(10));
             }
-            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
             Err(e) => return Err(CaptureError::HostFailed(e.to_string())),
         }
     };
@@ -201,5 +254,10 @@ pub fn run_opened(
         .map_err(|e| CaptureError::HostFailed(format!("unreadable reply: {e}")))?;
     let capture = reply.into_result()?;
     capture.validate()?;
+    if asked_to_stop.is_some() {
+        return Err(CaptureError::Stopped {
+            cleanup_verified: capture.cleanup.verified,
+        });
+    }
     Ok(capture)
 }

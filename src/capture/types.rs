@@ -339,6 +339,10 @@ pub enum ExitReason {
     Timeout,
     /// No output for `idle_timeout_ms`: rea terminated it.
     IdleTimeout,
+    /// rea was asked to stop the run (the call was cancelled or ran past
+    /// the operator's deadline, or the server is stopping) and terminated
+    /// it.
+    Stopped,
 }
 
 /// How the initial process ended: exactly one of `code` and `signal`.

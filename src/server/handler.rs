@@ -29,7 +29,7 @@ use crate::tools::{self, Call, ToolName};
 static CONNECTIONS: AtomicU64 = AtomicU64::new(1);
 
 /// The JSON-RPC error of a server that holds its most workspaces.
-const SERVER_FULL: rmcp::model::ErrorCode = rmcp::model::ErrorCode(-32001);
+pub(crate) const SERVER_FULL: rmcp::model::ErrorCode = rmcp::model::ErrorCode(-32001);
 
 const INSTRUCTIONS: &str = "rea is an evidence-first reverse-engineering server. Open a target with \
 open_binary, then use the read tools; every result carries its Evidence inline. The guided prompts \

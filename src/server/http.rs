@@ -26,7 +26,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
-use super::handler::ReaServer;
+use super::handler::{ReaServer, SERVER_FULL};
 use super::hub::Hub;
 use super::sessions::BoundedSessions;
 use super::tokens::Tokens;
@@ -129,15 +129,77 @@ fn router(
     config.cancellation_token = shutdown;
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(options.idle);
+    let sessions = Arc::new(BoundedSessions::new(sessions, options.max_sessions));
     let service = StreamableHttpService::new(
         move || Ok(ReaServer::new(hub.clone())),
-        Arc::new(BoundedSessions::new(sessions, options.max_sessions)),
+        sessions.clone(),
         config,
     );
     let tokens = Arc::new(options.tokens);
+    let full = Arc::new(FullCheck {
+        sessions,
+        max_body_bytes: options.max_body_bytes,
+    });
     Router::new()
         .nest_service("/mcp", service)
+        .layer(middleware::from_fn_with_state(full, refuse_when_full))
         .layer(middleware::from_fn_with_state(tokens, authenticate))
+}
+
+/// What [`refuse_when_full`] needs.
+struct FullCheck {
+    sessions: Arc<BoundedSessions>,
+    max_body_bytes: usize,
+}
+
+/// Answers an `initialize` that would open a session beyond the cap with
+/// HTTP 503 (`Retry-After`) and the JSON-RPC error a full workspace table
+/// gives, instead of the generic 500 the session manager's refusal would
+/// become. Only a full server reads the body here; a session opened by
+/// another request between this check and the manager's still meets the
+/// manager's refusal.
+async fn refuse_when_full(
+    State(check): State<Arc<FullCheck>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let opens_session = request.method() == axum::http::Method::POST
+        && !request.headers().contains_key("mcp-session-id");
+    let Some(full) = (match opens_session {
+        true => check.sessions.full().await,
+        false => None,
+    }) else {
+        return next.run(request).await;
+    };
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, check.max_body_bytes).await else {
+        return (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the request body exceeds {} bytes\n", check.max_body_bytes),
+        )
+            .into_response();
+    };
+    let message: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
+    if message["method"] != "initialize" {
+        return next
+            .run(Request::from_parts(parts, Body::from(bytes)))
+            .await;
+    }
+    let error = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": message["id"],
+        "error": {"code": SERVER_FULL.0, "message": full.to_string()},
+    });
+    let mut response = (
+        StatusCode::SERVICE_UNAVAILABLE,
+        [(header::CONTENT_TYPE, "application/json")],
+        error.to_string(),
+    )
+        .into_response();
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("60"));
+    response
 }
 
 /// Names the analyst a request comes from, or answers 401.

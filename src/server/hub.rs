@@ -8,6 +8,7 @@
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
 
 use rmcp::service::{Peer, RoleServer, SubscriptionSink};
 
@@ -17,6 +18,9 @@ use crate::catalog::validate::Diagnostic;
 use crate::session::{
     CapturePolicy, DeepProviders, OpenPolicy, Policies, ReadRoots, Session, WriteRoots,
 };
+
+/// How long one listener may take to accept a catalog-change notification.
+pub const NOTIFY_TIMEOUT: Duration = Duration::from_secs(5);
 
 #[derive(Clone)]
 enum Listener {
@@ -175,6 +179,11 @@ impl Hub {
     }
 
     /// Swaps the catalog and notifies; returns how many listeners were told.
+    ///
+    /// Every listener is told at once, each within [`NOTIFY_TIMEOUT`]: a
+    /// client that stopped reading its stream delays no one else, and one
+    /// that takes no notification in that time is forgotten like a closed
+    /// one (it sees the new catalog on its next `prompts/list`).
     pub async fn install(&self, catalog: Arc<LoadedCatalog>) -> usize {
         *self.catalog.write().unwrap_or_else(|p| p.into_inner()) = catalog;
         let listeners: Vec<Listener> = self
@@ -182,34 +191,36 @@ impl Hub {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone();
-        let mut told = 0;
-        let mut dead_connections = Vec::new();
-        let mut dead_sinks = Vec::new();
+        let mut telling = tokio::task::JoinSet::new();
         for listener in listeners {
-            match listener {
-                Listener::Legacy { connection, peer } => {
-                    if !peer.is_transport_closed()
-                        && peer.notify_prompt_list_changed().await.is_ok()
-                    {
-                        told += 1;
-                    } else {
-                        dead_connections.push(connection);
+            telling.spawn(async move {
+                let told = tokio::time::timeout(NOTIFY_TIMEOUT, async {
+                    match &listener {
+                        Listener::Legacy { peer, .. } => {
+                            !peer.is_transport_closed()
+                                && peer.notify_prompt_list_changed().await.is_ok()
+                        }
+                        Listener::Subscription(sink) => {
+                            sink.notify_prompt_list_changed().await.is_ok()
+                        }
                     }
+                })
+                .await
+                .unwrap_or(false);
+                (listener, told)
+            });
+        }
+        let mut told = 0;
+        while let Some(outcome) = telling.join_next().await {
+            match outcome {
+                Ok((_, true)) => told += 1,
+                Ok((Listener::Legacy { connection, .. }, false)) => {
+                    self.forget_connection(connection)
                 }
-                Listener::Subscription(sink) => {
-                    if sink.notify_prompt_list_changed().await.is_ok() {
-                        told += 1;
-                    } else {
-                        dead_sinks.push(sink);
-                    }
-                }
+                Ok((Listener::Subscription(sink), false)) => self.forget_subscription(&sink),
+                // A panicked notification task: nothing to forget by.
+                Err(_) => {}
             }
-        }
-        for c in dead_connections {
-            self.forget_connection(c);
-        }
-        for s in &dead_sinks {
-            self.forget_subscription(s);
         }
         told
     }

@@ -14,4 +14,4 @@ pub mod tokens;
 pub mod workspaces;
 
 pub use handler::ReaServer;
-pub use hub::Hub;
+pub use hub::{Hub, NOTIFY_TIMEOUT};

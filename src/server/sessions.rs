@@ -44,6 +44,11 @@ impl BoundedSessions {
     pub async fn live(&self) -> usize {
         self.inner.sessions.read().await.len()
     }
+
+    /// Why a new session cannot be had now, if it cannot.
+    pub async fn full(&self) -> Option<SessionsError> {
+        (self.live().await >= self.max).then_some(SessionsError::Full { max: self.max })
+    }
 }
 
 type Transport = <LocalSessionManager as SessionManager>::Transport;
@@ -53,8 +58,8 @@ impl SessionManager for BoundedSessions {
     type Transport = Transport;
 
     async fn create_session(&self) -> Result<(SessionId, Transport), SessionsError> {
-        if self.live().await >= self.max {
-            return Err(SessionsError::Full { max: self.max });
+        if let Some(full) = self.full().await {
+            return Err(full);
         }
         Ok(self.inner.create_session().await?)
     }

@@ -24,10 +24,12 @@ use serde_json::{Value, json};
 use super::inputs::{self, CaptureProcessScenarioInput};
 use super::{HandlerResult, ToolError};
 use crate::capture::redact::Secrets;
-use crate::capture::{self, RunAs, Scenario};
+use crate::capture::{self, CaptureError, RunAs, Scenario};
 use crate::providers::native::NativeImage;
 use crate::session::capture_records::CAPTURE_PROCESS_SCENARIO;
-use crate::session::{CapturePolicy, Confidence, EvidenceDraft, ProviderIdentity, Subject};
+use crate::session::{
+    CapturePolicy, Confidence, EvidenceDraft, Interruption, ProviderIdentity, Subject,
+};
 
 /// Longest question, in characters.
 const MAX_QUESTION_CHARS: usize = 1000;
@@ -86,16 +88,19 @@ impl Tool for CaptureProcessScenario {
     fn run(input: CaptureProcessScenarioInput, call: &Call<'_>) -> HandlerResult {
         call.without_lock(
             |s| s.capture_policy().clone(),
-            |policy| capture_draft(input, &policy),
+            |policy| capture_draft(input, &policy, call.interrupted),
             super::recorded,
         )
     }
 }
 
 /// Runs the scenario the policy allows and describes it as Evidence.
+/// The run stops early, leaving no process behind, once `interrupted`
+/// says so.
 fn capture_draft(
     input: CaptureProcessScenarioInput,
     policy: &CapturePolicy,
+    interrupted: &dyn Fn() -> Option<Interruption>,
 ) -> Result<EvidenceDraft, ToolError> {
     let missing = policy.missing(input.approved);
     if !missing.is_empty() {
@@ -159,8 +164,20 @@ fn capture_draft(
         executable: executable_file.as_fd(),
         working_directory: working_dir.as_fd(),
     };
-    let capture = capture::run_opened(&scenario, policy.host(), &opened, capture::HOST_GRACE)
-        .map_err(|e| scrubbed(ToolError::from(e)))?;
+    let stop = || interrupted().is_some();
+    let capture = capture::run_opened(
+        &scenario,
+        policy.host(),
+        &opened,
+        capture::HOST_GRACE,
+        &stop,
+    )
+    .map_err(|e| match (&e, interrupted()) {
+        (CaptureError::Stopped { .. }, Some(Interruption::TimedOut(_))) => {
+            ToolError::new(ErrorCode::CallTimeout, e.to_string())
+        }
+        _ => scrubbed(ToolError::from(e)),
+    })?;
     let result = serde_json::to_value(&capture).map_err(|e| {
         ToolError::new(
             ErrorCode::EvidenceError,

@@ -2,6 +2,9 @@
 //! binaries compiled on the spot, and the pinned real-world fixtures.
 #![allow(dead_code)]
 
+#[cfg(unix)]
+pub mod serve;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
@@ -543,4 +546,97 @@ pub fn assert_said_once(answer: &Value) {
         Some(recomputed_evidence_id(answer).as_str()),
         "the Evidence ID recomputes from the answer"
     );
+}
+
+/// A program that leaves processes behind: it starts a grandchild in a
+/// session of its own, writes `HOST MAIN GRANDCHILD` (the pids of its
+/// parent, itself and the grandchild) to `pids` in its working directory,
+/// and sleeps two minutes, as does the grandchild. A capture of it that is
+/// stopped must leave none of the three alive.
+pub const LINGERER_SOURCE: &str = r#"
+#include <stdio.h>
+#include <unistd.h>
+#include <sys/wait.h>
+int main(void) {
+    int host = (int)getppid();
+    int link[2];
+    if (pipe(link) != 0) return 1;
+    pid_t child = fork();
+    if (child == 0) {
+        setsid();
+        pid_t grandchild = fork();
+        if (grandchild == 0) { sleep(120); _exit(0); }
+        write(link[1], &grandchild, sizeof grandchild);
+        _exit(0);
+    }
+    pid_t grandchild = 0;
+    if (read(link[0], &grandchild, sizeof grandchild) != sizeof grandchild) return 1;
+    waitpid(child, 0, 0);
+    FILE *f = fopen("pids.tmp", "w");
+    if (!f) return 1;
+    fprintf(f, "%d %d %d\n", host, (int)getpid(), (int)grandchild);
+    fclose(f);
+    rename("pids.tmp", "pids");
+    sleep(120);
+    return 0;
+}
+"#;
+
+/// The pids [`LINGERER_SOURCE`] wrote in `dir`, once it has.
+pub fn lingerer_pids(dir: &Path) -> Option<[i32; 3]> {
+    let text = std::fs::read_to_string(dir.join("pids")).ok()?;
+    let pids: Vec<i32> = text
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect();
+    pids.try_into().ok()
+}
+
+/// [`lingerer_pids`], waiting up to a minute for the program to start.
+pub fn wait_for_lingerer(dir: &Path) -> [i32; 3] {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        if let Some(pids) = lingerer_pids(dir) {
+            return pids;
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "the captured program never wrote its pids"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Whether `pid` is a live process (not a zombie).
+pub fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        !s.rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    })
+}
+
+/// Those of `pids` still alive after waiting up to `within` for them to go.
+pub fn survivors(pids: &[i32], within: std::time::Duration) -> Vec<i32> {
+    let until = std::time::Instant::now() + within;
+    loop {
+        let left: Vec<i32> = pids.iter().copied().filter(|p| alive(*p)).collect();
+        if left.is_empty() || std::time::Instant::now() >= until {
+            return left;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// The parent of `pid`, from `/proc/PID/stat`.
+pub fn parent_of(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit(')')
+        .next()?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
 }

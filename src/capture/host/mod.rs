@@ -9,6 +9,7 @@
 
 mod output;
 mod spawn;
+mod stop;
 mod trace;
 
 use std::collections::BTreeSet;
@@ -43,6 +44,7 @@ const TICK_MS: i32 = 10;
 /// opened them beneath its roots). Otherwise the scenario's paths are
 /// opened here, once, and placed there.
 pub fn serve(inherited: bool) -> std::io::Result<()> {
+    stop::install()?;
     let mut input = Vec::new();
     std::io::stdin()
         .take(MAX_SCENARIO_BYTES + 1)
@@ -353,7 +355,9 @@ pub fn run(scenario: &Scenario, script: bool) -> Result<Capture, CaptureError> {
         let now = Instant::now();
         match stop {
             None => {
-                let reason = if now - start >= timeout {
+                let reason = if stop::requested() {
+                    Some(ExitReason::Stopped)
+                } else if now - start >= timeout {
                     Some(ExitReason::Timeout)
                 } else if now - last_output >= idle {
                     Some(ExitReason::IdleTimeout)

@@ -321,6 +321,7 @@ impl From<CaptureError> for ToolError {
             CaptureError::Spawn(_) => ErrorCode::SpawnFailed,
             CaptureError::NetworkIsolation(_) => ErrorCode::NetworkIsolationUnavailable,
             CaptureError::HostDeadline(_) => ErrorCode::CaptureTimeout,
+            CaptureError::Stopped { .. } => ErrorCode::Cancelled,
             CaptureError::HostStart(_)
             | CaptureError::HostFailed(_)
             | CaptureError::InvalidCapture(_)
