@@ -12,6 +12,9 @@
 //! `cargo bench --bench http_load` (after `tests/fixtures/fetch.sh`);
 //! `-- --workspaces N` changes the count.
 
+#[path = "common/stdio.rs"]
+mod stdio;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -19,6 +22,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use stdio::StdioServer;
 
 const FIXTURE: &str = "watcher-linux-x64.node";
 const TOKEN: &str = "load-bench-token-0123456789";
@@ -285,50 +289,16 @@ fn serve(workspaces: usize) -> Serve {
 
 /// The same mix over stdio with one client, for comparison.
 fn stdio_run(fixture: &Path) -> (Outcome, Duration, Option<u64>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rea"))
-        .arg("mcp")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start rea mcp");
-    let mut input = child.stdin.take().expect("stdin");
-    let mut output = BufReader::new(child.stdout.take().expect("stdout"));
-    // Sends `body`; for a request (it has an id), waits for its answer.
-    let mut ask = |body: Value| -> Value {
-        writeln!(input, "{body}").expect("write");
-        input.flush().expect("flush");
-        let id = body["id"].clone();
-        if id.is_null() {
-            return Value::Null;
-        }
-        let mut line = String::new();
-        loop {
-            line.clear();
-            if output.read_line(&mut line).unwrap_or(0) == 0 {
-                return Value::Null;
-            }
-            let message: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
-            if message["id"] == id {
-                return message;
-            }
-        }
-    };
+    let mut server = StdioServer::spawn();
     let wall = Instant::now();
     let mut latencies = Vec::new();
     let started = Instant::now();
-    ask(
-        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "load-stdio", "version": "1"}}}),
-    );
+    server.initialize("load-stdio");
     latencies.push(started.elapsed());
-    ask(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     let mut errors = 0;
-    for (n, (method, params)) in mix(fixture).into_iter().enumerate() {
+    for (method, params) in mix(fixture) {
         let started = Instant::now();
-        let answer = ask(json!({"jsonrpc": "2.0", "id": n + 1, "method": method,
-                                "params": with_me(&params, 0)}));
+        let answer = server.ask(method, with_me(&params, 0));
         latencies.push(started.elapsed());
         if answer.get("error").is_some() || answer["result"]["isError"] == json!(true) {
             errors += 1;
@@ -337,9 +307,7 @@ fn stdio_run(fixture: &Path) -> (Outcome, Duration, Option<u64>) {
         }
     }
     let wall = wall.elapsed();
-    let rss = peak_rss_kib(child.id());
-    let _ = child.kill();
-    let _ = child.wait();
+    let rss = peak_rss_kib(server.pid());
     (
         Outcome {
             latencies,

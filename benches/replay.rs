@@ -12,12 +12,14 @@
 //!
 //! A bench, not a test: it prints figures and never fails on them.
 
+#[path = "common/stdio.rs"]
+mod stdio;
+
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use serde_json::{Value, json};
+use stdio::StdioServer;
 
 /// The pinned binary: `@parcel/watcher-linux-x64-glibc@2.6.0`, stripped.
 const FIXTURE: &str = "watcher-linux-x64.node";
@@ -78,63 +80,22 @@ fn steps(fixture: &Path) -> Vec<Step> {
     ]
 }
 
-/// A `rea mcp` child spoken to over stdio, one JSON-RPC line at a time.
-struct Server {
-    child: Child,
-    input: ChildStdin,
-    output: BufReader<ChildStdout>,
-    next_id: u64,
-}
+/// The built `rea mcp`, initialized, for one replay.
+struct Server(StdioServer);
 
 impl Server {
     fn start() -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_rea"))
-            .arg("mcp")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start rea mcp");
-        let input = child.stdin.take().expect("stdin");
-        let output = BufReader::new(child.stdout.take().expect("stdout"));
-        let mut server = Server {
-            child,
-            input,
-            output,
-            next_id: 0,
-        };
-        server.request(
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {},
-                   "clientInfo": {"name": "replay", "version": "1"}}),
-        );
-        server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        server
-    }
-
-    fn send(&mut self, message: &Value) {
-        writeln!(self.input, "{message}").expect("write to rea");
-        self.input.flush().expect("flush");
+        let mut server = StdioServer::spawn();
+        server.initialize("replay");
+        Server(server)
     }
 
     /// The `result` of a request; panics on a JSON-RPC error.
     fn request(&mut self, method: &str, params: Value) -> Value {
-        self.next_id += 1;
-        let id = self.next_id;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        let mut line = String::new();
-        loop {
-            line.clear();
-            assert!(
-                self.output.read_line(&mut line).expect("read") > 0,
-                "rea exited"
-            );
-            let message: Value = serde_json::from_str(&line).expect("JSON-RPC line");
-            if message["id"] == json!(id) {
-                assert!(message.get("error").is_none(), "{method}: {message}");
-                return message["result"].clone();
-            }
-        }
+        let message = self.0.ask(method, params);
+        assert!(!message.is_null(), "rea exited");
+        assert!(message.get("error").is_none(), "{method}: {message}");
+        message["result"].clone()
     }
 
     /// The text a tool answer hands the model.
@@ -145,13 +106,6 @@ impl Server {
             .as_str()
             .expect("a text content block")
             .to_string()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

@@ -3,7 +3,7 @@
 
 use crate::ground::text::{EXCERPT_CHARS, excerpt};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use rmcp::model::{
@@ -40,30 +40,34 @@ authorization.";
 #[derive(Clone)]
 pub struct ReaServer {
     hub: Arc<Hub>,
-    session: Arc<Mutex<Session>>,
+    /// This connection's session, made on first use: a 2026-07-28 request
+    /// over shared HTTP gets a handler of its own but works in its
+    /// analyst's workspace, so it never needs one.
+    session: Arc<OnceLock<Arc<Mutex<Session>>>>,
     connection: u64,
     registered: Arc<AtomicBool>,
     /// Over shared HTTP, the analyst whose session this is: the first to
     /// use it. A request under another token is refused, so a session id
     /// seen by someone else opens nothing of it.
-    owner: Arc<std::sync::OnceLock<Analyst>>,
+    owner: Arc<OnceLock<Analyst>>,
 }
 
 impl ReaServer {
     pub fn new(hub: Arc<Hub>) -> ReaServer {
-        let session = hub.new_session();
         ReaServer {
             hub,
-            session: Arc::new(Mutex::new(session)),
+            session: Arc::new(OnceLock::new()),
             connection: CONNECTIONS.fetch_add(1, Ordering::Relaxed),
             registered: Arc::new(AtomicBool::new(false)),
-            owner: Arc::new(std::sync::OnceLock::new()),
+            owner: Arc::new(OnceLock::new()),
         }
     }
 
-    /// The session, for in-process inspection (tests, embedding).
+    /// This connection's session, made on first use (tests and embedding
+    /// inspect it here too).
     pub fn session(&self) -> &Arc<Mutex<Session>> {
-        &self.session
+        self.session
+            .get_or_init(|| Arc::new(Mutex::new(self.hub.new_session())))
     }
 
     /// The workspace a request works in: this connection's session, or, for
@@ -74,13 +78,13 @@ impl ReaServer {
         context: &RequestContext<RoleServer>,
     ) -> Result<Arc<Mutex<Session>>, ErrorData> {
         let Some(spaces) = self.hub.workspaces() else {
-            return Ok(self.session.clone());
+            return Ok(self.session().clone());
         };
         let Some(parts) = context.extensions.get::<axum::http::request::Parts>() else {
-            return Ok(self.session.clone());
+            return Ok(self.session().clone());
         };
         let Some(analyst) = parts.extensions.get::<Analyst>() else {
-            return Ok(self.session.clone());
+            return Ok(self.session().clone());
         };
         if parts.headers.contains_key("mcp-session-id") {
             if self.owner.get_or_init(|| analyst.clone()) != analyst {
@@ -89,7 +93,7 @@ impl ReaServer {
                     None,
                 ));
             }
-            return Ok(self.session.clone());
+            return Ok(self.session().clone());
         }
         spaces
             .of(analyst, &self.hub)

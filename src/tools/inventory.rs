@@ -5,6 +5,8 @@ use serde_json::{Value, json};
 
 use super::inputs::{BinaryOverviewInput, ListDocumentsInput, ListProceduresInput};
 use super::paging::PageRequest;
+use super::shared::document::Document;
+use super::shared::procedures::Scope;
 use super::{HandlerResult, ToolError, ToolName};
 use crate::providers::format_address;
 use crate::providers::native::MAX_PROCEDURES;
@@ -45,10 +47,8 @@ impl Tool for BinaryOverview {
                 "limit {limit} is outside 1-200"
             )));
         }
-        let target = session.require_target()?.clone();
-        let document = session.document_index(input.document.as_deref())?;
-        let name = target.image.documents()[document].name.clone();
-        let overview = target.image.overview(document, limit as usize)?;
+        let doc = Document::open(session, input.document.as_deref())?;
+        let overview = doc.target.image.overview(doc.index, limit as usize)?;
         let mut limitations = Vec::new();
         if overview.segment_count > overview.segments.len() {
             limitations.push(format!(
@@ -58,16 +58,14 @@ impl Tool for BinaryOverview {
             ));
         }
         let mut result = serde_json::to_value(&overview).unwrap_or(Value::Null);
-        result["document"] = json!(name);
-        let draft = target.file_observation(
-            ToolName::BinaryOverview.as_str(),
-            target.document_subject(document),
-            json!({"document": name, "limit": limit}),
-            result.clone(),
+        result["document"] = json!(doc.name);
+        doc.observe_file(
+            session,
+            ToolName::BinaryOverview,
+            json!({"document": doc.name, "limit": limit}),
+            result,
             limitations,
-        );
-        let evidence = session.record(draft)?;
-        Ok((result, Some(evidence)))
+        )
     }
 }
 
@@ -82,10 +80,8 @@ impl Tool for ListProcedures {
         let session = &mut *call.session();
         let progress = call.progress;
         let page = PageRequest::new(input.offset, input.limit, 100, 500)?;
-        let target = session.require_target()?.clone();
-        let document = session.document_index(input.document.as_deref())?;
-        let name = target.image.documents()[document].name.clone();
-        let index = target.procedure_index_with_progress(document, progress)?;
+        let scope = Scope::open(session, input.document.as_deref(), progress)?;
+        let index = &scope.index;
         let inventory = &index.inventory;
         let items: Vec<Value> = page
             .slice(&inventory.procedures)
@@ -128,16 +124,16 @@ impl Tool for ListProcedures {
             ));
         }
         let mut result =
-            json!({"document": name, "items": items, "truncated": inventory.truncated});
+            json!({"document": scope.name, "items": items, "truncated": inventory.truncated});
         page.annotate(inventory.procedures.len(), &mut result);
-        let draft = target.observation(
-            ToolName::ListProcedures.as_str(),
-            target.document_subject(document),
-            json!({"document": name, "offset": page.offset, "limit": page.limit}),
-            result.clone(),
+        let parameters =
+            json!({"document": scope.name, "offset": page.offset, "limit": page.limit});
+        scope.observe(
+            session,
+            ToolName::ListProcedures,
+            parameters,
+            result,
             limitations,
-        );
-        let evidence = session.record(draft)?;
-        Ok((result, Some(evidence)))
+        )
     }
 }

@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 
 use super::inputs::{InspectBinaryLayoutInput, LayoutList};
 use super::paging::PageRequest;
+use super::shared::document::Document;
 use super::{HandlerResult, ToolName};
 
 /// Items of each long list in the summary (unless `limit` says otherwise).
@@ -33,10 +34,8 @@ impl Tool for InspectBinaryLayout {
             SUMMARY_ITEMS
         };
         let page = PageRequest::new(input.offset, input.limit, default, MAX_PAGE)?;
-        let target = session.require_target()?.clone();
-        let document = session.document_index(input.document.as_deref())?;
-        let name = target.image.documents()[document].name.clone();
-        let layout = target.image.layout(document)?;
+        let doc = Document::open(session, input.document.as_deref())?;
+        let layout = doc.target.image.layout(doc.index)?;
         let limitations = layout.limitations.clone();
         let Value::Object(mut whole) = serde_json::to_value(&layout).unwrap_or_default() else {
             return Err(super::ToolError::new(
@@ -45,8 +44,8 @@ impl Tool for InspectBinaryLayout {
             ));
         };
         let mut result = Map::new();
-        result.insert("document".into(), json!(name));
-        let mut parameters = json!({"document": name});
+        result.insert("document".into(), json!(doc.name));
+        let mut parameters = json!({"document": doc.name});
         match input.list {
             None => {
                 for list in LayoutList::ALL {
@@ -68,16 +67,13 @@ impl Tool for InspectBinaryLayout {
                 parameters["limit"] = json!(page.limit);
             }
         }
-        let result = Value::Object(result);
-        let draft = target.file_observation(
-            ToolName::InspectBinaryLayout.as_str(),
-            target.document_subject(document),
+        doc.observe_file(
+            session,
+            ToolName::InspectBinaryLayout,
             parameters,
-            result.clone(),
+            Value::Object(result),
             limitations,
-        );
-        let evidence = session.record(draft)?;
-        Ok((result, Some(evidence)))
+        )
     }
 }
 

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::inputs::{ProcedureAddressInput, SearchInput};
 use super::search::Search;
-use super::shared::procedures::{import_facts, names, resolve};
+use super::shared::procedures::{Scope, import_facts, names, resolve};
 use super::{HandlerResult, ToolError, ToolName};
 use crate::providers::{Procedure, format_address};
 use crate::session::ProcedureIndex;
@@ -33,10 +33,8 @@ impl Tool for SearchProcedures {
     fn run(input: SearchInput, call: &Call<'_>) -> HandlerResult {
         let session = &mut *call.session();
         let search = Search::new(&input)?;
-        let target = session.require_target()?.clone();
-        let document = session.document_index(input.document.as_deref())?;
-        let name = target.image.documents()[document].name.clone();
-        let index = target.procedure_index(document)?;
+        let scope = Scope::open(session, input.document.as_deref(), call.progress)?;
+        let index = &scope.index;
         let pattern = &search.pattern;
         let matches: Vec<Value> = index
             .inventory
@@ -48,7 +46,7 @@ impl Tool for SearchProcedures {
                         pattern.is_match(n)
                             || index.demangled(n).is_some_and(|d| pattern.is_match(d))
                     })
-                    .map(|matched| item(p, matched, &index))
+                    .map(|matched| item(p, matched, index))
             })
             .collect();
         let mut limitations = Vec::new();
@@ -58,16 +56,14 @@ impl Tool for SearchProcedures {
                 .to_string(),
         );
         }
-        let result = search.page(&name, matches, index.inventory.truncated);
-        let draft = target.observation(
-            ToolName::SearchProcedures.as_str(),
-            target.document_subject(document),
-            search.parameters(&name),
-            result.clone(),
+        let result = search.page(&scope.name, matches, index.inventory.truncated);
+        scope.observe(
+            session,
+            ToolName::SearchProcedures,
+            search.parameters(&scope.name),
+            result,
             limitations,
-        );
-        let evidence = session.record(draft)?;
-        Ok((result, Some(evidence)))
+        )
     }
 }
 
@@ -86,13 +82,10 @@ impl Tool for ProcedureAddress {
                 "procedure is empty; give a name or an address",
             ));
         }
-        let target = session.require_target()?.clone();
-        let document = session.document_index(input.document.as_deref())?;
-        let name = target.image.documents()[document].name.clone();
-        let index = target.procedure_index(document)?;
-        let procedure = resolve(&index, &query)?;
+        let scope = Scope::open(session, input.document.as_deref(), call.progress)?;
+        let procedure = resolve(&scope.index, &query)?;
         let mut result = json!({
-            "document": name,
+            "document": scope.name,
             "query": query,
             "address": format_address(procedure.address),
             "name": procedure.name,
@@ -105,14 +98,13 @@ impl Tool for ProcedureAddress {
             result["part_of"] = json!(format_address(parent));
         }
         import_facts(procedure, &mut result);
-        let draft = target.observation(
-            ToolName::ProcedureAddress.as_str(),
-            target.document_subject(document),
-            json!({"document": name, "procedure": query}),
-            result.clone(),
+        let parameters = json!({"document": scope.name, "procedure": query});
+        scope.observe(
+            session,
+            ToolName::ProcedureAddress,
+            parameters,
+            result,
             Vec::new(),
-        );
-        let evidence = session.record(draft)?;
-        Ok((result, Some(evidence)))
+        )
     }
 }

@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 
 use super::inputs::SearchInput;
 use super::search::Search;
+use super::shared::document::Document;
 use super::{HandlerResult, ToolName};
 use crate::providers::format_address;
 
@@ -17,10 +18,8 @@ impl Tool for SearchStrings {
     fn run(input: SearchInput, call: &Call<'_>) -> HandlerResult {
         let session = &mut *call.session();
         let search = Search::new(&input)?;
-        let target = session.require_target()?.clone();
-        let document = session.document_index(input.document.as_deref())?;
-        let name = target.image.documents()[document].name.clone();
-        let table = target.image.strings(document)?;
+        let doc = Document::open(session, input.document.as_deref())?;
+        let table = doc.target.image.strings(doc.index)?;
         let matches: Vec<Value> = table
             .strings
             .iter()
@@ -38,15 +37,13 @@ impl Tool for SearchStrings {
                 item
             })
             .collect();
-        let result = search.page(&name, matches, table.truncated);
-        let draft = target.file_observation(
-            ToolName::SearchStrings.as_str(),
-            target.document_subject(document),
-            search.parameters(&name),
-            result.clone(),
+        let result = search.page(&doc.name, matches, table.truncated);
+        doc.observe_file(
+            session,
+            ToolName::SearchStrings,
+            search.parameters(&doc.name),
+            result,
             table.limitations.clone(),
-        );
-        let evidence = session.record(draft)?;
-        Ok((result, Some(evidence)))
+        )
     }
 }

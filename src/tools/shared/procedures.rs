@@ -11,6 +11,8 @@ use crate::providers::{Procedure, Source, format_address};
 use crate::session::{ActiveTarget, ProcedureIndex, Session};
 use crate::tools::{HandlerResult, ToolError, ToolName};
 
+use super::document::Document;
+
 /// Most candidates listed when a name is ambiguous.
 const MAX_LISTED_CANDIDATES: usize = 20;
 
@@ -130,9 +132,11 @@ impl Scope {
         document: Option<&str>,
         progress: Progress<'_>,
     ) -> Result<Scope, ToolError> {
-        let target = session.require_target()?.clone();
-        let document = session.document_index(document)?;
-        let name = target.image.documents()[document].name.clone();
+        let Document {
+            target,
+            index: document,
+            name,
+        } = Document::open(session, document)?;
         let index = target.procedure_index_with_progress(document, progress)?;
         Ok(Scope {
             target,
