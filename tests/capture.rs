@@ -484,7 +484,6 @@ fn environment_identity_and_stdin_are_exactly_as_given() {
     assert_eq!(closed.stdout.total_bytes, 0);
 }
 
-/// A stand-in host script in `dir`.
 #[test]
 fn a_stopped_run_ends_at_once_and_leaves_no_process_behind() {
     let dir = common::open_dir();
@@ -571,6 +570,76 @@ fn a_server_killed_mid_capture_leaves_no_process_behind() {
     );
 }
 
+#[test]
+fn a_call_stopped_before_it_starts_runs_nothing() {
+    let dir = common::open_dir();
+    let Some(exe) = common::open_program(dir.path(), "lingerer", common::LINGERER_SOURCE) else {
+        return;
+    };
+    let s = scenario(&exe, dir.path(), json!({}));
+    let r = rea::capture::run_with_grace(&s, Some(Path::new(REA)), HOST_GRACE, &|| true);
+    assert!(
+        matches!(
+            r,
+            Err(CaptureError::Stopped {
+                cleanup_verified: true
+            })
+        ),
+        "{r:?}"
+    );
+    assert_eq!(common::lingerer_pids(dir.path()), None, "the program ran");
+}
+
+#[test]
+fn only_the_server_may_stop_a_run() {
+    // Writes its parent's pid (the capture host's), then sleeps a second.
+    const SOURCE: &str = r#"
+#include <stdio.h>
+#include <unistd.h>
+int main(void) {
+    FILE *f = fopen("host.tmp", "w");
+    if (!f) return 1;
+    fprintf(f, "%d\n", (int)getppid());
+    fclose(f);
+    rename("host.tmp", "host");
+    sleep(1);
+    return 7;
+}
+"#;
+    let dir = common::open_dir();
+    let Some(exe) = common::open_program(dir.path(), "sleeper", SOURCE) else {
+        return;
+    };
+    let s = scenario(&exe, dir.path(), json!({"timeout_ms": 60000}));
+    let host_file = dir.path().join("host");
+    let run = std::thread::spawn(move || rea::capture::run(&s, Some(Path::new(REA))));
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let host = loop {
+        if let Some(pid) = std::fs::read_to_string(&host_file)
+            .ok()
+            .and_then(|t| t.trim().parse::<i32>().ok())
+        {
+            break pid;
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "the program never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    // Another process (not the server that started the host) asks it to
+    // stop: the host does not take it, and the run ends by itself.
+    let sent = Command::new("kill")
+        .args(["-TERM", &host.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success());
+    let c = run.join().expect("the run").expect("a capture");
+    assert_eq!(c.exit.reason, ExitReason::Exited, "{:?}", c.exit);
+    assert_eq!(c.exit.code, Some(7));
+}
+
+/// A stand-in host script in `dir`.
 fn fake_host(dir: &Path, body: &str) -> PathBuf {
     let path = dir.join("host.sh");
     std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("write host");
@@ -581,9 +650,12 @@ fn fake_host(dir: &Path, body: &str) -> PathBuf {
 #[test]
 fn a_stuck_host_is_killed_at_the_outer_deadline() {
     let dir = common::open_dir();
+    // A host with a child of its own, as a real host has the target's
+    // processes: killed, it must not leave the child to init.
+    let d = dir.path().display();
     let host = fake_host(
         dir.path(),
-        &format!("echo $$ > {}/pid; exec sleep 30", dir.path().display()),
+        &format!("sleep 30 & echo $! > {d}/child; echo $$ > {d}/pid; wait"),
     );
     let s = scenario(
         Path::new("/bin/true"),
@@ -605,6 +677,16 @@ fn a_stuck_host_is_killed_at_the_outer_deadline() {
         .parse()
         .expect("pid");
     assert!(!common::alive(pid), "the stuck host {pid} survived");
+    let child: i32 = std::fs::read_to_string(dir.path().join("child"))
+        .expect("child pid")
+        .trim()
+        .parse()
+        .expect("pid");
+    assert_eq!(
+        common::survivors(&[child], std::time::Duration::from_secs(5)),
+        Vec::<i32>::new(),
+        "the stuck host's child survived it"
+    );
 }
 
 #[test]

@@ -124,10 +124,7 @@ fn http_faults_get_their_answers_and_the_server_keeps_serving() {
 
 #[test]
 fn a_full_http_server_refuses_a_new_session_and_says_why() {
-    let served = serve_two_analysts_with(&[
-        std::ffi::OsStr::new("--max-workspaces"),
-        std::ffi::OsStr::new("1"),
-    ]);
+    let served = serve_two_analysts_with(&["--max-workspaces", "1", "--max-body-bytes", "4096"]);
     let ana = format!("Bearer {ANA}");
     let first = post(served.port, Some(&ana));
     assert!(first.starts_with("HTTP/1.1 200"), "{first}");
@@ -144,6 +141,10 @@ fn a_full_http_server_refuses_a_new_session_and_says_why() {
     assert_eq!(error["error"]["code"], -32001, "{error}");
     let message = error["error"]["message"].as_str().unwrap();
     assert!(message.contains("most sessions (1)"), "{message}");
+    // An oversized body is still refused as such, full or not.
+    let huge = body.replace("\"raw\"", &format!("\"{}\"", "x".repeat(8192)));
+    let oversized = exchange(served.port, &[("Authorization", ana.as_str())], &huge);
+    assert!(oversized.starts_with("HTTP/1.1 413"), "{oversized}");
     // A stateless request opens no session: it is served as before.
     let ben = modern_call(served.port, BEN, "binary_session", json!({}));
     assert_eq!(ben["isError"], false, "{ben}");
@@ -224,16 +225,17 @@ fn exit_of(child: &mut Child) -> ExitStatus {
 #[test]
 fn sigterm_mid_capture_ends_the_run_and_leaves_no_process_behind() {
     for legacy in [false, true] {
-        let Some(Lingering {
-            mut served, pids, ..
-        }) = lingering_capture(legacy)
-        else {
+        // Bound whole, so the call's connection stays open until the server
+        // stops (a disconnect would stop the run by itself).
+        let Some(mut capture) = lingering_capture(legacy) else {
             return;
         };
+        let pids = capture.pids;
+        let server = capture.served.child.id() as libc::pid_t;
         // SAFETY: signalling our own child by its pid.
-        let signalled = unsafe { libc::kill(served.child.id() as libc::pid_t, libc::SIGTERM) };
+        let signalled = unsafe { libc::kill(server, libc::SIGTERM) };
         assert_eq!(signalled, 0);
-        let status = exit_of(&mut served.child);
+        let status = exit_of(&mut capture.served.child);
         assert!(status.success(), "legacy: {legacy}: {status:?}");
         assert_eq!(
             common::survivors(&pids, Duration::from_secs(30)),
@@ -246,16 +248,14 @@ fn sigterm_mid_capture_ends_the_run_and_leaves_no_process_behind() {
 
 #[test]
 fn a_client_that_disconnects_mid_call_has_its_run_stopped_and_others_do_not_notice() {
-    let Some(Lingering {
-        served, call, pids, ..
-    }) = lingering_capture(false)
-    else {
+    let Some(capture) = lingering_capture(false) else {
         return;
     };
+    let (served, pids) = (&capture.served, capture.pids);
     // Ben is served while Ana's run goes on.
     let ben = modern_call(served.port, BEN, "binary_session", json!({}));
     assert_eq!(ben["isError"], false, "{ben}");
-    drop(call);
+    drop(capture.call);
     assert_eq!(
         common::survivors(&pids, Duration::from_secs(30)),
         Vec::<i32>::new(),
@@ -274,17 +274,12 @@ fn a_client_that_disconnects_mid_call_has_its_run_stopped_and_others_do_not_noti
 
 #[test]
 fn a_legacy_call_runs_on_after_a_disconnect_until_its_client_cancels_it() {
-    let Some(Lingering {
-        served,
-        call,
-        pids,
-        session: Some(session),
-        ..
-    }) = lingering_capture(true)
-    else {
+    let Some(capture) = lingering_capture(true) else {
         return;
     };
-    drop(call);
+    let (served, pids) = (&capture.served, capture.pids);
+    let session = capture.session.clone().expect("a legacy session");
+    drop(capture.call);
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(
         common::survivors(&pids, Duration::ZERO),
@@ -310,8 +305,8 @@ fn a_legacy_call_runs_on_after_a_disconnect_until_its_client_cancels_it() {
     );
 }
 
-/// A loopback connection whose receive window is a few KiB, so a large
-/// answer fills it and the server has to wait for the reader.
+/// A loopback connection with a receive buffer of a few KiB, so a large
+/// answer reaches its reader in many small pieces.
 fn narrow_connection(port: u16) -> TcpStream {
     use std::os::fd::FromRawFd;
     // SAFETY: a fresh socket set up and connected with plain structs; the
@@ -376,7 +371,10 @@ fn a_slow_reader_gets_its_whole_answer_and_holds_up_no_one() {
         std::thread::sleep(Duration::from_millis(5));
     }
     let answer = String::from_utf8_lossy(&answer);
-    assert!(answer.len() > 16 * 1024, "the answer outgrows the window");
+    assert!(
+        answer.len() > 16 * 1024,
+        "the answer is many times the receive buffer"
+    );
     let message = message_of(&answer);
     let tools = message["result"]["tools"].as_array().expect("tools");
     assert!(

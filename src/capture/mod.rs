@@ -20,6 +20,8 @@ pub(crate) mod fixtures;
 pub mod host;
 pub mod procfs;
 pub mod redact;
+#[cfg(unix)]
+mod supervise;
 pub mod types;
 pub mod wire;
 
@@ -27,7 +29,9 @@ use std::io::{Read, Write};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use supervise::Waited;
 
 pub use error::CaptureError;
 pub use types::{
@@ -42,11 +46,6 @@ pub const HOST_ENV: &str = "REA_CAPTURE_HOST";
 /// Time the host gets beyond the scenario's timeout: termination grace,
 /// cleanup, draining, and the two directory snapshots.
 pub const HOST_GRACE: Duration = Duration::from_secs(60);
-
-/// How long the host gets, once asked to stop, to end the run, clean up
-/// and reply before it is killed: its termination grace, cleanup rounds,
-/// output drain and the second directory snapshot fit well within it.
-const STOP_GRACE: Duration = Duration::from_secs(15);
 
 /// Makes the host's descriptors [`wire::EXECUTABLE_FD`] and
 /// [`wire::WORKING_FD`] the opened executable and working directory. They are
@@ -85,29 +84,6 @@ fn inherit(command: &mut Command, opened: &Opened<'_>) -> std::io::Result<()> {
         });
     }
     Ok(())
-}
-
-/// Has the host sent SIGTERM when this thread, which waits for it, ends
-/// (the server died): the host then stops the run and cleans up rather
-/// than leaving the target's processes behind. A server already gone
-/// before the death signal was set fails the spawn.
-#[cfg(target_os = "linux")]
-fn stop_with_parent(command: &mut Command) {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: getpid before the fork; prctl and getppid in the child are
-    // async-signal-safe.
-    unsafe {
-        let parent = libc::getpid();
-        command.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as libc::c_ulong) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            if libc::getppid() != parent {
-                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
-            }
-            Ok(())
-        });
-    }
 }
 
 /// The executable that serves `capture-host`: `host`, else
@@ -176,6 +152,12 @@ pub fn run_opened(
     if !cfg!(target_os = "linux") {
         return Err(CaptureError::Unsupported);
     }
+    if stop() {
+        // Nothing has started, so nothing is left to clean up.
+        return Err(CaptureError::Stopped {
+            cleanup_verified: true,
+        });
+    }
     let exe = host_executable(host)?;
     let input = serde_json::to_vec(scenario).map_err(|e| CaptureError::Io(e.to_string()))?;
     let mut command = Command::new(&exe);
@@ -185,8 +167,7 @@ pub fn run_opened(
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
     inherit(&mut command, opened).map_err(|e| CaptureError::HostStart(e.to_string()))?;
-    #[cfg(target_os = "linux")]
-    stop_with_parent(&mut command);
+    supervise::tie_to_server(&mut command);
     let mut child = command
         .spawn()
         .map_err(|e| CaptureError::HostStart(format!("{}: {e}", exe.display())))?;
@@ -204,42 +185,44 @@ pub fn run_opened(
         let _ = std::io::copy(&mut stdout, &mut std::io::sink());
         read.map(|_| out)
     });
-    let start = Instant::now();
-    let mut asked_to_stop: Option<Instant> = None;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) => {
-                if asked_to_stop.is_none() && stop() {
-                    // The host ends the run as at a timeout and replies.
-                    // SAFETY: signalling our own unreaped child by its pid.
-                    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
-                    asked_to_stop = Some(Instant::now());
-                }
-                let overdue = match asked_to_stop {
-                    Some(asked) => asked.elapsed() >= STOP_GRACE,
-                    None => start.elapsed() >= Duration::from_millis(deadline_ms),
-                };
-                if overdue {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    return Err(match asked_to_stop {
-                        Some(_) => CaptureError::Stopped {
-                            cleanup_verified: false,
-                        },
-                        None => CaptureError::HostDeadline(deadline_ms),
-                    });
-                }
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            Err(e) => return Err(CaptureError::HostFailed(e.to_string())),
+    let waited = supervise::wait(&mut child, Duration::from_millis(deadline_ms), stop)
+        .map_err(|e| CaptureError::HostFailed(e.to_string()))?;
+    let (status, asked_to_stop) = match waited {
+        Waited::Exited(status) => (status, false),
+        Waited::Stopped(status) => (status, true),
+        Waited::Killed {
+            asked_to_stop: true,
+        } => {
+            return Err(CaptureError::Stopped {
+                cleanup_verified: false,
+            });
         }
+        Waited::Killed {
+            asked_to_stop: false,
+        } => return Err(CaptureError::HostDeadline(deadline_ms)),
     };
     let _ = writer.join();
-    let out = reader
+    let reply = reader
         .join()
         .map_err(|_| CaptureError::HostFailed("the reply reader panicked".into()))?
-        .map_err(|e| CaptureError::HostFailed(e.to_string()))?;
+        .map_err(|e| CaptureError::HostFailed(e.to_string()))
+        .and_then(|out| read_reply(&out, limit, status));
+    if asked_to_stop {
+        // The run is over either way; the host's word on its cleanup is
+        // all that is left to say.
+        return Err(CaptureError::Stopped {
+            cleanup_verified: reply.is_ok_and(|c| c.cleanup.verified),
+        });
+    }
+    reply
+}
+
+/// The validated capture in the host's reply `out`.
+fn read_reply(
+    out: &[u8],
+    limit: u64,
+    status: std::process::ExitStatus,
+) -> Result<Capture, CaptureError> {
     if out.len() as u64 > limit {
         return Err(CaptureError::HostFailed(format!(
             "the reply exceeded {limit} bytes"
@@ -250,14 +233,9 @@ pub fn run_opened(
             "no reply (host exit status {status}); see its stderr"
         )));
     }
-    let reply: wire::HostReply = serde_json::from_slice(&out)
+    let reply: wire::HostReply = serde_json::from_slice(out)
         .map_err(|e| CaptureError::HostFailed(format!("unreadable reply: {e}")))?;
     let capture = reply.into_result()?;
     capture.validate()?;
-    if asked_to_stop.is_some() {
-        return Err(CaptureError::Stopped {
-            cleanup_verified: capture.cleanup.verified,
-        });
-    }
     Ok(capture)
 }

@@ -1,6 +1,7 @@
-//! The few `/proc` facts the capture host needs: who a process's parent
-//! is (to find descendants re-parented to the subreaper), the module map
-//! of a crashed process, and the host's own peak RSS.
+//! The few `/proc` facts capture needs: who a process's parent is (to
+//! find descendants re-parented to the subreaper, or everything under a
+//! host that must be killed), the module map of a crashed process, and the
+//! host's own peak RSS.
 
 use super::types::Mapping;
 
@@ -76,17 +77,43 @@ pub fn own_peak_rss_kib() -> Option<u64> {
 /// Every process (zombies included) whose parent is `parent`, with its
 /// state letter.
 pub fn children_of(parent: i32) -> Vec<(i32, char)> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.filter_map(Result::ok)
+    processes()
+        .filter(|&(_, _, ppid)| ppid == parent)
+        .map(|(pid, state, _)| (pid, state))
+        .collect()
+}
+
+/// Every process below `root` (children, their children...) with its
+/// state letter, from one scan of `/proc`.
+pub fn descendants_of(root: i32) -> Vec<(i32, char)> {
+    let all: Vec<(i32, char, i32)> = processes().collect();
+    let mut found: Vec<(i32, char)> = Vec::new();
+    let mut frontier = vec![root];
+    while let Some(parent) = frontier.pop() {
+        for &(pid, state, ppid) in &all {
+            // Each pid is taken once, so even a cycle read from a racing
+            // scan cannot grow this without end.
+            if ppid == parent && pid != root && !found.iter().any(|&(p, _)| p == pid) {
+                found.push((pid, state));
+                frontier.push(pid);
+            }
+        }
+    }
+    found
+}
+
+/// `(pid, state, ppid)` of every process `/proc` lists now.
+fn processes() -> impl Iterator<Item = (i32, char, i32)> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
         .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
         .filter_map(|pid| {
             let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
             let (state, ppid) = parse_stat(&stat)?;
-            (ppid == parent).then_some((pid, state))
+            Some((pid, state, ppid))
         })
-        .collect()
 }
 
 #[cfg(test)]

@@ -12,6 +12,16 @@ pub const EXECUTABLE_FD: i32 = 3;
 /// The host's descriptor for the target's working directory (`fchdir`).
 pub const WORKING_FD: i32 = 4;
 
+/// The environment variable that gives the host its server's pid: only a
+/// stop request from that process (or from the kernel, as a terminal's
+/// Ctrl-C) is taken, never one from the program under capture.
+pub const PARENT_ENV: &str = "REA_CAPTURE_PARENT";
+
+/// The signals that ask the host to stop. The server starts the host with
+/// them blocked; the host unblocks them once it can take them, so one sent
+/// in between waits instead of killing it.
+pub const STOP_SIGNALS: [i32; 3] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP];
+
 /// The largest scenario the host reads (arguments, environment and stdin
 /// at their maxima fit with room to spare).
 pub const MAX_SCENARIO_BYTES: u64 = 64 * 1024 * 1024;

@@ -172,12 +172,22 @@ async fn refuse_when_full(
         return next.run(request).await;
     };
     let (parts, body) = request.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, check.max_body_bytes).await else {
-        return (
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!("the request body exceeds {} bytes\n", check.max_body_bytes),
-        )
-            .into_response();
+    let bytes = match axum::body::to_bytes(body, check.max_body_bytes).await {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            let (status, why) = if e.into_inner().is::<http_body_util::LengthLimitError>() {
+                (
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    format!("the request body exceeds {} bytes\n", check.max_body_bytes),
+                )
+            } else {
+                (
+                    StatusCode::BAD_REQUEST,
+                    "the request body could not be read\n".to_owned(),
+                )
+            };
+            return (status, why).into_response();
+        }
     };
     let message: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
     if message["method"] != "initialize" {

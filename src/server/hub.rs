@@ -180,10 +180,11 @@ impl Hub {
 
     /// Swaps the catalog and notifies; returns how many listeners were told.
     ///
-    /// Every listener is told at once, each within [`NOTIFY_TIMEOUT`]: a
-    /// client that stopped reading its stream delays no one else, and one
-    /// that takes no notification in that time is forgotten like a closed
-    /// one (it sees the new catalog on its next `prompts/list`).
+    /// Every listener is told at once, each within [`NOTIFY_TIMEOUT`], so a
+    /// client that stopped reading its stream delays no one else. One that
+    /// takes nothing in that time misses this notice but stays a listener
+    /// (it sees the new catalog on its next `prompts/list`); one whose
+    /// connection closed is forgotten.
     pub async fn install(&self, catalog: Arc<LoadedCatalog>) -> usize {
         *self.catalog.write().unwrap_or_else(|p| p.into_inner()) = catalog;
         let listeners: Vec<Listener> = self
@@ -194,7 +195,7 @@ impl Hub {
         let mut telling = tokio::task::JoinSet::new();
         for listener in listeners {
             telling.spawn(async move {
-                let told = tokio::time::timeout(NOTIFY_TIMEOUT, async {
+                let telling = async {
                     match &listener {
                         Listener::Legacy { peer, .. } => {
                             !peer.is_transport_closed()
@@ -204,24 +205,34 @@ impl Hub {
                             sink.notify_prompt_list_changed().await.is_ok()
                         }
                     }
-                })
-                .await
-                .unwrap_or(false);
+                };
+                let told = match tokio::time::timeout(NOTIFY_TIMEOUT, telling).await {
+                    Ok(true) => Told::Yes,
+                    Ok(false) => Told::Closed,
+                    Err(_) => Told::TooSlow,
+                };
                 (listener, told)
             });
         }
         let mut told = 0;
         while let Some(outcome) = telling.join_next().await {
             match outcome {
-                Ok((_, true)) => told += 1,
-                Ok((Listener::Legacy { connection, .. }, false)) => {
+                Ok((_, Told::Yes)) => told += 1,
+                Ok((Listener::Legacy { connection, .. }, Told::Closed)) => {
                     self.forget_connection(connection)
                 }
-                Ok((Listener::Subscription(sink), false)) => self.forget_subscription(&sink),
-                // A panicked notification task: nothing to forget by.
-                Err(_) => {}
+                Ok((Listener::Subscription(sink), Told::Closed)) => self.forget_subscription(&sink),
+                // Too slow this time, or a panicked task: kept.
+                Ok((_, Told::TooSlow)) | Err(_) => {}
             }
         }
         told
     }
+}
+
+/// How telling one listener went.
+enum Told {
+    Yes,
+    Closed,
+    TooSlow,
 }

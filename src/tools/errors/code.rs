@@ -207,9 +207,10 @@ impl ErrorCode {
             InvalidPattern => {
                 "Fix the regular expression, or pass mode literal to search for the text as written."
             }
-            Cancelled => "Nothing changed; call again when you want the result.",
+            Cancelled => "Nothing was recorded; call again when you want the result.",
             CallTimeout => {
-                "Nothing changed. Ask the operator for a longer --call-timeout, or open a smaller file."
+                "Nothing was recorded. Ask for less (a smaller file, a shorter capture), or ask the \
+                 operator for a longer --call-timeout."
             }
             PolicyDisabled => {
                 "The operator has not enabled this; binary_session shows the policy in force."
