@@ -19,7 +19,7 @@ cd "$root"
 
 seconds="${FUZZ_SECONDS:-30}"
 runs="${FUZZ_RUNS:-100000000}"
-all_targets=(native_image native_analysis artifact_archive prompt_arguments match_key javascript_extract tokens_file)
+all_targets=(native_image native_analysis artifact_archive prompt_arguments match_key javascript_extract tokens_file jsonrpc_message)
 if [ "$#" -gt 0 ]; then targets=("$@"); else targets=("${all_targets[@]}"); fi
 
 declare -A max_len=(
@@ -36,6 +36,8 @@ declare -A max_len=(
     [javascript_extract]=262144
     # A tokens file is small; room for many [[token]] tables.
     [tokens_file]=65536
+    # One JSON-RPC message, a tool call with nested arguments at most.
+    [jsonrpc_message]=65536
 )
 
 say() { printf '==> %s\n' "$*"; }
@@ -68,7 +70,7 @@ if ! bash tests/fixtures/fetch.sh >target/ci/fuzz-fixtures.log 2>&1; then
     say "fixtures could not all be fetched (see target/ci/fuzz-fixtures.log); seeding from what is here"
 fi
 say "writing seed corpora under fuzz/corpus/"
-mkdir -p fuzz/corpus/native_image fuzz/corpus/native_analysis fuzz/corpus/artifact_archive fuzz/corpus/prompt_arguments fuzz/corpus/match_key fuzz/corpus/javascript_extract fuzz/corpus/tokens_file
+mkdir -p fuzz/corpus/native_image fuzz/corpus/native_analysis fuzz/corpus/artifact_archive fuzz/corpus/prompt_arguments fuzz/corpus/match_key fuzz/corpus/javascript_extract fuzz/corpus/tokens_file fuzz/corpus/jsonrpc_message
 
 for source in /bin/true /usr/lib/x86_64-linux-gnu/libz.so.1; do
     if [ -e "$source" ]; then
@@ -141,6 +143,14 @@ seed_tokens two $'[[token]]\nname = "ana"\ntoken = "0123456789abcdef-ana"\n\n[[t
 seed_tokens short $'[[token]]\nname = "ana"\ntoken = "short"\n'
 seed_tokens same $'[[token]]\nname = "a"\ntoken = "0123456789abcdefgh"\n[[token]]\nname = "b"\ntoken = "0123456789abcdefgh"\n'
 say "  fuzz/corpus/tokens_file/ holds $(ls fuzz/corpus/tokens_file | wc -l) files"
+
+seed_message() { printf '%s' "$2" > "fuzz/corpus/jsonrpc_message/seed-$1"; }
+seed_message initialize '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}'
+seed_message call '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"open_binary","arguments":{"path":"/bin/ls"},"_meta":{"progressToken":7}}}'
+seed_message complete '{"jsonrpc":"2.0","id":"c","method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"trace_crash"},"argument":{"name":"document","value":"a"}}}'
+seed_message prompt '{"jsonrpc":"2.0","id":4,"method":"prompts/get","params":{"name":"investigate_feature","arguments":{"feature":"x"}}}'
+seed_message batch '[{"jsonrpc":"2.0","id":5,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"}]'
+say "  fuzz/corpus/jsonrpc_message/ holds $(ls fuzz/corpus/jsonrpc_message | wc -l) files"
 
 # ---- build once, then fuzz -----------------------------------------------
 say "building fuzz targets (release, --sanitizer none; the first build takes minutes)"

@@ -87,9 +87,40 @@ fn http_faults_get_their_answers_and_the_server_keeps_serving() {
     let ana = format!("Bearer {ANA}");
     let auth = [("Authorization", ana.as_str())];
     let status = |answer: &str| answer.lines().next().unwrap_or_default().to_owned();
-    // A body that is not JSON.
-    let answer = exchange(served.port, &auth, "{not json");
-    assert!(status(&answer).starts_with("HTTP/1.1 4"), "{answer}");
+    // Bodies that are not one well-formed message get HTTP 400 and the
+    // JSON-RPC error that names the problem, with the request's id where
+    // it has one.
+    let error_of = |answer: &str| -> Value {
+        let (_, body) = answer.split_once("\r\n\r\n").expect("a body");
+        serde_json::from_str(body).unwrap_or_else(|_| panic!("not JSON-RPC: {answer}"))
+    };
+    for (body, id, code) in [
+        ("{not json", Value::Null, -32700),
+        (
+            r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
+            Value::Null,
+            -32600,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":5,"method":"tools/list","params":[1]}"#,
+            json!(5),
+            -32600,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":6,"method":"initialize","params":{"protocolVersion":5}}"#,
+            json!(6),
+            -32602,
+        ),
+    ] {
+        let answer = exchange(served.port, &auth, body);
+        assert!(status(&answer).starts_with("HTTP/1.1 400"), "{answer}");
+        let error = error_of(&answer);
+        assert_eq!(
+            (&error["id"], &error["error"]["code"]),
+            (&id, &json!(code)),
+            "{body}: {error}"
+        );
+    }
     // A body over the limit.
     let huge = format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{{}},"clientInfo":{{"name":"{}","version":"0"}}}}}}"#,

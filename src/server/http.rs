@@ -6,7 +6,8 @@
 //! Bearer`) and the analyst it names rides in the request's extensions;
 //! without one, the server binds loopback only and everyone is the one
 //! local analyst. Host and Origin are checked against DNS rebinding, bodies
-//! are bounded, and sessions idle past the timeout end.
+//! are bounded, a malformed message gets its JSON-RPC error here (as over
+//! stdio, [`super::message`]), and sessions idle past the timeout end.
 //!
 //! Legacy clients (`initialize`, `Mcp-Session-Id`) get a handler, and so a
 //! workspace, per session; 2026-07-28 clients send each request on its own
@@ -24,10 +25,12 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::handler::{ReaServer, SERVER_FULL};
 use super::hub::Hub;
+use super::message;
 use super::sessions::BoundedSessions;
 use super::tokens::Tokens;
 use super::workspaces::{Analyst, LOCAL_ANALYST};
@@ -136,41 +139,39 @@ fn router(
         config,
     );
     let tokens = Arc::new(options.tokens);
-    let full = Arc::new(FullCheck {
+    let check = Arc::new(RequestCheck {
         sessions,
         max_body_bytes: options.max_body_bytes,
     });
     Router::new()
         .nest_service("/mcp", service)
-        .layer(middleware::from_fn_with_state(full, refuse_when_full))
+        .layer(middleware::from_fn_with_state(check, check_request))
         .layer(middleware::from_fn_with_state(tokens, authenticate))
 }
 
-/// What [`refuse_when_full`] needs.
-struct FullCheck {
+/// What [`check_request`] needs.
+struct RequestCheck {
     sessions: Arc<BoundedSessions>,
     max_body_bytes: usize,
 }
 
-/// Answers an `initialize` that would open a session beyond the cap with
-/// HTTP 503 (`Retry-After`) and the JSON-RPC error a full workspace table
-/// gives, instead of the generic 500 the session manager's refusal would
-/// become. Only a full server reads the body here; a session opened by
-/// another request between this check and the manager's still meets the
-/// manager's refusal.
-async fn refuse_when_full(
-    State(check): State<Arc<FullCheck>>,
+/// Reads a POST's body (bounded) and answers what should not reach the
+/// MCP library with a JSON-RPC error of its own: a body over the limit
+/// (413), one that cannot be read or is not one well-formed message (400,
+/// see [`message::check`]: the library would answer 415 or "session ID is
+/// required"), and an `initialize` that would open a session beyond the
+/// cap (503 with `Retry-After`, where the session manager's refusal would
+/// become a bare 500). Everything else goes on with the same bytes. (A
+/// session opened by another request between this check and the
+/// manager's still meets the manager's refusal.)
+async fn check_request(
+    State(check): State<Arc<RequestCheck>>,
     request: Request,
     next: Next,
 ) -> Response {
-    let opens_session = request.method() == axum::http::Method::POST
-        && !request.headers().contains_key("mcp-session-id");
-    let Some(full) = (match opens_session {
-        true => check.sessions.full().await,
-        false => None,
-    }) else {
+    if request.method() != axum::http::Method::POST {
         return next.run(request).await;
-    };
+    }
     let (parts, body) = request.into_parts();
     let bytes = match axum::body::to_bytes(body, check.max_body_bytes).await {
         Ok(bytes) => bytes,
@@ -178,38 +179,43 @@ async fn refuse_when_full(
             let (status, why) = if e.into_inner().is::<http_body_util::LengthLimitError>() {
                 (
                     StatusCode::PAYLOAD_TOO_LARGE,
-                    format!("the request body exceeds {} bytes\n", check.max_body_bytes),
+                    format!("the request body exceeds {} bytes", check.max_body_bytes),
                 )
             } else {
                 (
                     StatusCode::BAD_REQUEST,
-                    "the request body could not be read\n".to_owned(),
+                    "the request body could not be read".to_owned(),
                 )
             };
-            return (status, why).into_response();
+            let answer = message::error(Value::Null, message::INVALID_REQUEST, why);
+            return json_response(status, &answer);
         }
     };
-    let message: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
-    if message["method"] != "initialize" {
-        return next
-            .run(Request::from_parts(parts, Body::from(bytes)))
-            .await;
+    let value = match message::check(&bytes) {
+        Ok(value) => value,
+        Err(answer) => return json_response(StatusCode::BAD_REQUEST, &answer),
+    };
+    let opens_session =
+        !parts.headers.contains_key("mcp-session-id") && value["method"] == "initialize";
+    if opens_session && let Some(full) = check.sessions.full().await {
+        let answer = message::error(value["id"].clone(), SERVER_FULL.0.into(), full.to_string());
+        let mut response = json_response(StatusCode::SERVICE_UNAVAILABLE, &answer);
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("60"));
+        return response;
     }
-    let error = serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": message["id"],
-        "error": {"code": SERVER_FULL.0, "message": full.to_string()},
-    });
-    let mut response = (
-        StatusCode::SERVICE_UNAVAILABLE,
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
+}
+
+fn json_response(status: StatusCode, body: &Value) -> Response {
+    (
+        status,
         [(header::CONTENT_TYPE, "application/json")],
-        error.to_string(),
+        body.to_string(),
     )
-        .into_response();
-    response
-        .headers_mut()
-        .insert(header::RETRY_AFTER, HeaderValue::from_static("60"));
-    response
+        .into_response()
 }
 
 /// Names the analyst a request comes from, or answers 401.

@@ -1,11 +1,12 @@
 //! A thin guard between stdio and the MCP library, for what it leaves
 //! unanswered or answers misleadingly (hostile-input finding F9):
 //!
-//! - a line that is not JSON gets `-32700 Parse error` (id null) instead of
-//!   silence, and never ends the connection, not even as the first line;
-//! - a request whose `params` is not an object gets `-32600` *with its id*,
-//!   so a waiting client is answered;
-//! - a request to a method rea serves that the library refuses as
+//! - a line that is not one JSON-RPC message is answered as
+//!   [`super::message::check`] says (`-32700` for what is not JSON, never
+//!   ending the connection, not even as the first line; `-32600` *with its
+//!   id* for `params` that is not an object, so a waiting client is
+//!   answered; `-32602` for `params` that do not fit a method rea serves);
+//! - a request to a method rea serves that the library still refuses as
 //!   "method not found" (it does so when a field has the wrong type) gets
 //!   `-32602 Invalid params` instead;
 //! - a request that needs a session before `initialize` is told to send
@@ -22,29 +23,13 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, DuplexStream};
 use tokio::sync::Mutex;
 
+use super::message::{self, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, SERVED, error};
+
 /// Longest JSON-RPC line read whole (a capture's stdin of 1 MiB, escaped,
 /// fits many times over).
 pub const MAX_LINE_BYTES: usize = 64 << 20;
 /// Requests whose method is remembered until their answer passes.
 const MAX_PENDING: usize = 10_000;
-/// The methods rea answers: "method not found" for one of them means the
-/// request did not fit the method's schema.
-const SERVED: [&str; 9] = [
-    "initialize",
-    "ping",
-    "tools/list",
-    "tools/call",
-    "prompts/list",
-    "prompts/get",
-    "completion/complete",
-    "server/discover",
-    "subscriptions/listen",
-];
-
-const PARSE_ERROR: i64 = -32700;
-const INVALID_REQUEST: i64 = -32600;
-const METHOD_NOT_FOUND: i64 = -32601;
-const INVALID_PARAMS: i64 = -32602;
 
 /// Shared state of the two pumps.
 #[derive(Default)]
@@ -155,10 +140,6 @@ enum Inbound {
     Skip,
 }
 
-fn error(id: Value, code: i64, message: String) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
-}
-
 fn inbound(guard: &Guard, line: Line) -> Inbound {
     let line = match line {
         Line::TooLong => {
@@ -173,28 +154,12 @@ fn inbound(guard: &Guard, line: Line) -> Inbound {
     if line.iter().all(u8::is_ascii_whitespace) {
         return Inbound::Skip;
     }
-    let value: Value = match serde_json::from_slice(&line) {
-        Ok(v) => v,
-        Err(e) => {
-            return Inbound::Answer(error(
-                Value::Null,
-                PARSE_ERROR,
-                format!(
-                    "Parse error: {}; send one JSON-RPC message per line",
-                    crate::session::evidence::schema_error(&e)
-                ),
-            ));
-        }
+    let value = match message::check(&line) {
+        Ok(value) => value,
+        Err(answer) => return Inbound::Answer(answer),
     };
     if let (Some(method), Some(id)) = (value.get("method").and_then(Value::as_str), value.get("id"))
     {
-        if value.get("params").is_some_and(|p| !p.is_object()) {
-            return Inbound::Answer(error(
-                id.clone(),
-                INVALID_REQUEST,
-                format!("Invalid request: `params` of {method} must be an object"),
-            ));
-        }
         let mut pending = guard.pending.lock().unwrap_or_else(|p| p.into_inner());
         if pending.len() < MAX_PENDING {
             pending.insert(id.to_string(), method.to_owned());
@@ -252,6 +217,7 @@ fn outbound(guard: &Guard, line: Vec<u8>) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::server::message::PARSE_ERROR;
 
     fn answer(guard: &Guard, text: &str) -> Option<Value> {
         match inbound(guard, Line::Whole(text.as_bytes().to_vec())) {
@@ -283,16 +249,27 @@ mod tests {
     #[test]
     fn method_not_found_for_a_served_method_becomes_invalid_params() {
         let g = Guard::default();
-        answer(
+        // Caught on the way in where the check knows the method's params.
+        let early = answer(
             &g,
-            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":5}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":5}}"#,
+        )
+        .expect("answered at once");
+        assert_eq!(early["error"]["code"], INVALID_PARAMS);
+        // Otherwise the library's answer is rewritten on the way out.
+        assert!(
+            answer(
+                &g,
+                r#"{"jsonrpc":"2.0","id":3,"method":"prompts/list","params":{"cursor":5}}"#,
+            )
+            .is_none()
         );
         answer(&g, r#"{"jsonrpc":"2.0","id":4,"method":"resources/list"}"#);
         let out = |text: &str| -> Value {
             serde_json::from_slice(&outbound(&g, text.as_bytes().to_vec())).unwrap()
         };
         let fixed =
-            out(r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"tools/call"}}"#);
+            out(r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"prompts/list"}}"#);
         assert_eq!(fixed["error"]["code"], INVALID_PARAMS);
         let kept =
             out(r#"{"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"resources/list"}}"#);
