@@ -7,14 +7,13 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use common::{Era, call, connect_to};
 use rea::catalog::render::LoadedCatalog;
 use rea::providers::radare2::{
-    Detection, DetectionEnv, LIBR_ENV, Radare2Options, Timeouts, detect_in, symbol_name,
+    Detection, DetectionEnv, Radare2Options, Timeouts, detect_in, symbol_name,
 };
 use rea::server::Hub;
 use rea::session::{DeepProviders, ReadRoots};
@@ -22,21 +21,6 @@ use serde_json::{Value, json};
 
 /// The fixture: a 0.5 MB ELF x86-64 shared object with dynamic symbols.
 const FIXTURE: &str = "watcher-linux-x64.node";
-
-fn detection() -> Option<Detection> {
-    let env = DetectionEnv {
-        path: std::env::var_os("PATH"),
-        libr: std::env::var_os(LIBR_ENV),
-        host: Some(PathBuf::from(env!("CARGO_BIN_EXE_rea"))),
-    };
-    match detect_in(&env) {
-        available @ Detection::Available(_) => Some(available),
-        Detection::Unavailable(u) => {
-            common::skip(&format!("radare2 is not available: {}", u.detail));
-            None
-        }
-    }
-}
 
 fn hub(detection: Detection, options: Radare2Options) -> Arc<Hub> {
     Hub::with_deep_providers(
@@ -106,7 +90,9 @@ async fn all_procedures(client: &common::Client) -> Value {
 
 #[tokio::test]
 async fn radare2_answers_the_code_tools_and_overlaps_the_native_provider() {
-    let Some(detection) = detection() else { return };
+    let Some(detection) = common::radare2() else {
+        return;
+    };
     let Some(file) = common::fixture(FIXTURE) else {
         return;
     };
@@ -211,7 +197,9 @@ async fn radare2_answers_the_code_tools_and_overlaps_the_native_provider() {
 
 #[tokio::test]
 async fn a_radare2_timeout_is_a_typed_error_and_the_server_keeps_serving() {
-    let Some(detection) = detection() else { return };
+    let Some(detection) = common::radare2() else {
+        return;
+    };
     let Some(file) = common::fixture(FIXTURE) else {
         return;
     };

@@ -278,6 +278,57 @@ fn sigterm_mid_capture_ends_the_run_and_leaves_no_process_behind() {
 }
 
 #[test]
+fn sigterm_leaves_no_radare2_host_behind() {
+    if common::radare2().is_none() {
+        return;
+    }
+    let mut served = serve_two_analysts();
+    let server = served.child.id() as i32;
+    let request = call_request(
+        served.port,
+        ANA,
+        Via::Modern,
+        "open_binary",
+        json!({"path": "/bin/true", "provider_id": "radare2"}),
+    );
+    let mut call = TcpStream::connect(("127.0.0.1", served.port)).expect("connects");
+    call.set_read_timeout(Some(Duration::from_secs(120)))
+        .unwrap();
+    call.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    call.read_to_string(&mut answer).expect("the answer");
+    let opened = message_of(&answer);
+    assert_eq!(opened["result"]["isError"], false, "{opened}");
+    let hosts: Vec<i32> = children_of(server)
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains("radare2-host"))
+        })
+        .collect();
+    assert_eq!(hosts.len(), 1, "one radare2 host serves the open target");
+    // SAFETY: signalling our own child by its pid.
+    assert_eq!(unsafe { libc::kill(server, libc::SIGTERM) }, 0);
+    let status = exit_of(&mut served.child);
+    assert!(status.success(), "{status:?}");
+    assert_eq!(
+        common::survivors(&hosts, Duration::from_secs(30)),
+        Vec::<i32>::new(),
+        "the radare2 host ends with the server"
+    );
+}
+
+/// The live children of `parent`.
+fn children_of(parent: i32) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&pid| common::parent_of(pid) == Some(parent) && common::alive(pid))
+        .collect()
+}
+
+#[test]
 fn a_client_that_disconnects_mid_call_has_its_run_stopped_and_others_do_not_notice() {
     let Some(capture) = lingering_capture(false) else {
         return;

@@ -640,3 +640,21 @@ pub fn parent_of(pid: i32) -> Option<i32> {
         .parse()
         .ok()
 }
+
+/// radare2 as `rea` would find it here (`REA_RADARE2_LIBR` or `r2` on
+/// `PATH`, served through the built `rea`), or a skip saying why not.
+pub fn radare2() -> Option<rea::providers::radare2::Detection> {
+    use rea::providers::radare2::{Detection, DetectionEnv, LIBR_ENV, detect_in};
+    let env = DetectionEnv {
+        path: std::env::var_os("PATH"),
+        libr: std::env::var_os(LIBR_ENV),
+        host: Some(PathBuf::from(env!("CARGO_BIN_EXE_rea"))),
+    };
+    match detect_in(&env) {
+        available @ Detection::Available(_) => Some(available),
+        Detection::Unavailable(u) => {
+            skip(&format!("radare2 is not available: {}", u.detail));
+            None
+        }
+    }
+}
