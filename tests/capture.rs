@@ -592,7 +592,8 @@ fn a_call_stopped_before_it_starts_runs_nothing() {
 
 #[test]
 fn only_the_server_may_stop_a_run() {
-    // Writes its parent's pid (the capture host's), then sleeps a second.
+    // Writes its parent's pid (the capture host's), then waits (a minute
+    // at most) for the test to create `go`.
     const SOURCE: &str = r#"
 #include <stdio.h>
 #include <unistd.h>
@@ -602,7 +603,7 @@ int main(void) {
     fprintf(f, "%d\n", (int)getppid());
     fclose(f);
     rename("host.tmp", "host");
-    sleep(1);
+    for (int i = 0; i < 6000 && access("go", F_OK) != 0; i++) usleep(10000);
     return 7;
 }
 "#;
@@ -634,6 +635,9 @@ int main(void) {
         .status()
         .expect("kill runs");
     assert!(sent.success());
+    // Time for a stop the host took to end the run before the program can.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    std::fs::write(dir.path().join("go"), b"").expect("go");
     let c = run.join().expect("the run").expect("a capture");
     assert_eq!(c.exit.reason, ExitReason::Exited, "{:?}", c.exit);
     assert_eq!(c.exit.code, Some(7));
@@ -657,20 +661,21 @@ fn a_stuck_host_is_killed_at_the_outer_deadline() {
         dir.path(),
         &format!("sleep 30 & echo $! > {d}/child; echo $$ > {d}/pid; wait"),
     );
+    // Time enough for the script to start its child under load.
     let s = scenario(
         Path::new("/bin/true"),
         dir.path(),
-        json!({"timeout_ms": 200}),
+        json!({"timeout_ms": 1500}),
     );
     let start = std::time::Instant::now();
     let r = rea::capture::run_with_grace(
         &s,
         Some(&host),
-        std::time::Duration::from_millis(100),
+        std::time::Duration::from_millis(500),
         &|| false,
     );
-    assert!(matches!(r, Err(CaptureError::HostDeadline(300))), "{r:?}");
-    assert!(start.elapsed() < std::time::Duration::from_secs(3));
+    assert!(matches!(r, Err(CaptureError::HostDeadline(2000))), "{r:?}");
+    assert!(start.elapsed() < std::time::Duration::from_secs(20));
     let pid: i32 = std::fs::read_to_string(dir.path().join("pid"))
         .expect("host pid")
         .trim()

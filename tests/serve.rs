@@ -87,33 +87,39 @@ fn http_faults_get_their_answers_and_the_server_keeps_serving() {
     let ana = format!("Bearer {ANA}");
     let auth = [("Authorization", ana.as_str())];
     let status = |answer: &str| answer.lines().next().unwrap_or_default().to_owned();
-    // Bodies that are not one well-formed message get HTTP 400 and the
-    // JSON-RPC error that names the problem, with the request's id where
-    // it has one.
+    // Bodies that are not one well-formed message get the JSON-RPC error
+    // that names the problem: with HTTP 400 when it cannot name a request,
+    // in-band (200) with the request's id when it can.
     let error_of = |answer: &str| -> Value {
         let (_, body) = answer.split_once("\r\n\r\n").expect("a body");
         serde_json::from_str(body).unwrap_or_else(|_| panic!("not JSON-RPC: {answer}"))
     };
-    for (body, id, code) in [
-        ("{not json", Value::Null, -32700),
+    for (body, http, id, code) in [
+        ("{not json", "400", Value::Null, -32700),
         (
             r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
+            "400",
             Value::Null,
             -32600,
         ),
         (
             r#"{"jsonrpc":"2.0","id":5,"method":"tools/list","params":[1]}"#,
+            "200",
             json!(5),
             -32600,
         ),
         (
             r#"{"jsonrpc":"2.0","id":6,"method":"initialize","params":{"protocolVersion":5}}"#,
+            "200",
             json!(6),
             -32602,
         ),
     ] {
         let answer = exchange(served.port, &auth, body);
-        assert!(status(&answer).starts_with("HTTP/1.1 400"), "{answer}");
+        assert!(
+            status(&answer).starts_with(&format!("HTTP/1.1 {http}")),
+            "{answer}"
+        );
         let error = error_of(&answer);
         assert_eq!(
             (&error["id"], &error["error"]["code"]),

@@ -210,9 +210,12 @@ pub fn run_opened(
     if asked_to_stop {
         // The run is over either way; the host's word on its cleanup is
         // all that is left to say.
-        return Err(CaptureError::Stopped {
-            cleanup_verified: reply.is_ok_and(|c| c.cleanup.verified),
-        });
+        let cleanup_verified = match reply {
+            Ok(capture) => capture.cleanup.verified,
+            Err(CaptureError::Stopped { cleanup_verified }) => cleanup_verified,
+            Err(_) => false,
+        };
+        return Err(CaptureError::Stopped { cleanup_verified });
     }
     reply
 }

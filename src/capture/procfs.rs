@@ -83,23 +83,37 @@ pub fn children_of(parent: i32) -> Vec<(i32, char)> {
         .collect()
 }
 
-/// Every process below `root` (children, their children...) with its
-/// state letter, from one scan of `/proc`.
-pub fn descendants_of(root: i32) -> Vec<(i32, char)> {
+/// A process found below another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Descendant {
+    pub pid: i32,
+    pub parent: i32,
+    pub state: char,
+}
+
+/// Every process below `root` (children, their children...), from one
+/// scan of `/proc`.
+pub fn descendants_of(root: i32) -> Vec<Descendant> {
     let all: Vec<(i32, char, i32)> = processes().collect();
-    let mut found: Vec<(i32, char)> = Vec::new();
+    let mut found: Vec<Descendant> = Vec::new();
     let mut frontier = vec![root];
     while let Some(parent) = frontier.pop() {
         for &(pid, state, ppid) in &all {
             // Each pid is taken once, so even a cycle read from a racing
             // scan cannot grow this without end.
-            if ppid == parent && pid != root && !found.iter().any(|&(p, _)| p == pid) {
-                found.push((pid, state));
+            if ppid == parent && pid != root && !found.iter().any(|d| d.pid == pid) {
+                found.push(Descendant { pid, parent, state });
                 frontier.push(pid);
             }
         }
     }
     found
+}
+
+/// The parent of `pid` now, if it still exists.
+pub fn parent_of(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    parse_stat(&stat).map(|(_, ppid)| ppid)
 }
 
 /// `(pid, state, ppid)` of every process `/proc` lists now.

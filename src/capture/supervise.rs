@@ -21,6 +21,8 @@ pub const STOP_GRACE: Duration = Duration::from_secs(15);
 
 /// How often the host is checked on.
 const TICK: Duration = Duration::from_millis(10);
+/// How often a stop request is repeated until the host ends.
+const ASK_AGAIN: Duration = Duration::from_millis(500);
 
 /// Starts the host tied to this process: it knows the server's pid (only
 /// that process may ask it to stop), starts with the stop signals blocked
@@ -76,6 +78,7 @@ pub fn wait(
 ) -> std::io::Result<Waited> {
     let start = Instant::now();
     let mut asked: Option<Instant> = None;
+    let mut last_asked: Option<Instant> = None;
     loop {
         if let Some(status) = host.try_wait()? {
             return Ok(match asked {
@@ -84,9 +87,15 @@ pub fn wait(
             });
         }
         if asked.is_none() && stop() {
+            asked = Some(Instant::now());
+        }
+        // Asked again every so often: a signal already pending is not
+        // queued twice, so a request that arrives while another sender's
+        // SIGTERM (which the host refuses) is pending would be lost.
+        if asked.is_some() && last_asked.is_none_or(|at| at.elapsed() >= ASK_AGAIN) {
             // SAFETY: signalling our own unreaped child by its pid.
             unsafe { libc::kill(host.id() as libc::pid_t, libc::SIGTERM) };
-            asked = Some(Instant::now());
+            last_asked = Some(Instant::now());
         }
         let overdue = match asked {
             Some(at) => at.elapsed() >= STOP_GRACE,
@@ -103,27 +112,72 @@ pub fn wait(
 }
 
 /// SIGKILLs everything below `host`, then `host`, and reaps it: killed
-/// first, the descendants cannot outlive it by passing to init. Scans
-/// repeat until none is left alive (one may fork between a scan and its
-/// kill), a bounded number of times.
+/// first, the descendants cannot outlive it by passing to init.
+///
+/// The host is stopped first (SIGSTOP), so it reaps nothing while this
+/// runs, and each process is killed through a pidfd opened while it is
+/// still the child of the parent the scan saw: a pid freed and reused
+/// between the scan and the kill is never signalled. Scans repeat until
+/// none is left alive (one may fork between a scan and its kill), a
+/// bounded number of times.
 fn kill_with_descendants(host: &mut Child) {
     const ROUNDS: usize = 50;
     let root = host.id() as i32;
+    // SAFETY: signalling our own unreaped child by its pid.
+    unsafe { libc::kill(root, libc::SIGSTOP) };
     for _ in 0..ROUNDS {
-        let alive: Vec<i32> = procfs::descendants_of(root)
+        let alive: Vec<(i32, i32)> = procfs::descendants_of(root)
             .into_iter()
-            .filter(|&(_, state)| state != 'Z')
-            .map(|(pid, _)| pid)
+            .filter(|d| d.state != 'Z')
+            .map(|d| (d.pid, d.parent))
             .collect();
         if alive.is_empty() {
             break;
         }
-        for pid in alive {
-            // SAFETY: kill has no memory-safety preconditions.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
+        for (pid, parent) in alive {
+            kill_if_child_of(pid, parent);
         }
         std::thread::sleep(Duration::from_millis(5));
     }
     let _ = host.kill();
     let _ = host.wait();
+}
+
+/// SIGKILLs `pid` if it is still the child of `parent`.
+#[cfg(target_os = "linux")]
+fn kill_if_child_of(pid: i32, parent: i32) {
+    // SAFETY: pidfd_open and pidfd_send_signal take plain integers and a
+    // null siginfo; the descriptor is closed here.
+    unsafe {
+        let fd = libc::syscall(libc::SYS_pidfd_open, pid, 0) as i32;
+        if fd < 0 {
+            // A kernel before 5.3 has no pidfds: the parent check and a
+            // plain kill are the best it allows.
+            if std::io::Error::last_os_error().raw_os_error() == Some(libc::ENOSYS)
+                && procfs::parent_of(pid) == Some(parent)
+            {
+                libc::kill(pid, libc::SIGKILL);
+            }
+            return;
+        }
+        if procfs::parent_of(pid) == Some(parent) {
+            libc::syscall(
+                libc::SYS_pidfd_send_signal,
+                fd,
+                libc::SIGKILL,
+                std::ptr::null::<libc::siginfo_t>(),
+                0,
+            );
+        }
+        libc::close(fd);
+    }
+}
+
+/// SIGKILLs `pid` if it is still the child of `parent`.
+#[cfg(not(target_os = "linux"))]
+fn kill_if_child_of(pid: i32, parent: i32) {
+    if procfs::parent_of(pid) == Some(parent) {
+        // SAFETY: kill has no memory-safety preconditions.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
 }

@@ -42,6 +42,7 @@ impl HostReply {
             CaptureError::WouldRunAsRoot => "would_run_as_root",
             CaptureError::Spawn(_) => "spawn",
             CaptureError::NetworkIsolation(_) => "network_isolation",
+            CaptureError::Stopped { .. } => "stopped",
             _ => "host",
         };
         let message = match e {
@@ -50,6 +51,12 @@ impl HostReply {
             | CaptureError::NetworkIsolation(m)
             | CaptureError::Io(m)
             | CaptureError::HostFailed(m) => m.clone(),
+            CaptureError::Stopped { cleanup_verified } => if *cleanup_verified {
+                "verified"
+            } else {
+                "unverified"
+            }
+            .to_owned(),
             other => other.to_string(),
         };
         HostReply::Failed {
@@ -76,6 +83,9 @@ impl HostReply {
                 "would_run_as_root" => CaptureError::WouldRunAsRoot,
                 "spawn" => CaptureError::Spawn(message),
                 "network_isolation" => CaptureError::NetworkIsolation(message),
+                "stopped" => CaptureError::Stopped {
+                    cleanup_verified: message == "verified",
+                },
                 _ => CaptureError::HostFailed(message),
             }),
         }
@@ -117,6 +127,12 @@ mod tests {
                 reason: "must be positive".into(),
             },
             CaptureError::Io("boom".into()),
+            CaptureError::Stopped {
+                cleanup_verified: true,
+            },
+            CaptureError::Stopped {
+                cleanup_verified: false,
+            },
         ] {
             let before = e.to_string();
             let json = serde_json::to_string(&HostReply::from_error(&e)).expect("json");

@@ -76,9 +76,9 @@ struct ServerArgs {
     /// Refuse to open targets larger than BYTES (default 4 GiB).
     #[arg(long = "max-target-bytes", value_name = "BYTES", default_value_t = rea::session::DEFAULT_MAX_TARGET_BYTES)]
     max_target_bytes: u64,
-    /// Stop a call that runs longer than SECONDS (default 600): an open
-    /// (the previous target stays active), reading an application, a
-    /// capture (its processes are killed); nothing of it is recorded.
+    /// Stop a call that runs longer than SECONDS: an open (the previous
+    /// target stays active), reading an application, a capture (its
+    /// processes are killed); nothing of it is recorded.
     #[arg(long = "call-timeout", value_name = "SECONDS", default_value_t = rea::session::DEFAULT_CALL_TIMEOUT.as_secs())]
     call_timeout: u64,
     #[command(flatten)]

@@ -157,9 +157,9 @@ struct RequestCheck {
 
 /// Reads a POST's body (bounded) and answers what should not reach the
 /// MCP library with a JSON-RPC error of its own: a body over the limit
-/// (413), one that cannot be read or is not one well-formed message (400,
-/// see [`message::check`]: the library would answer 415 or "session ID is
-/// required"), and an `initialize` that would open a session beyond the
+/// (413), one that cannot be read or is not one well-formed message (see
+/// [`message::check`]: 400, or 200 with the error for a request with an
+/// id; the library would answer 415 or "session ID is required"), and an `initialize` that would open a session beyond the
 /// cap (503 with `Retry-After`, where the session manager's refusal would
 /// become a bare 500). Everything else goes on with the same bytes. (A
 /// session opened by another request between this check and the
@@ -193,7 +193,14 @@ async fn check_request(
     };
     let value = match message::check(&bytes) {
         Ok(value) => value,
-        Err(answer) => return json_response(StatusCode::BAD_REQUEST, &answer),
+        // An error for a request the client can match (it has an id)
+        // travels in-band with 200, as the library sends its own, so SDKs
+        // hand the client the JSON-RPC error rather than a bare HTTP one;
+        // what cannot be matched is a 400.
+        Err(answer) if answer["id"].is_null() => {
+            return json_response(StatusCode::BAD_REQUEST, &answer);
+        }
+        Err(answer) => return json_response(StatusCode::OK, &answer),
     };
     let opens_session =
         !parts.headers.contains_key("mcp-session-id") && value["method"] == "initialize";

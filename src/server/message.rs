@@ -62,7 +62,8 @@ pub fn check(bytes: &[u8]) -> Result<Value, Value> {
     else {
         return Ok(value);
     };
-    let Some(params) = value.get("params") else {
+    // `null` is taken as no params, as the MCP library takes it.
+    let Some(params) = value.get("params").filter(|p| !p.is_null()) else {
         return Ok(value);
     };
     if !params.is_object() {
@@ -135,6 +136,7 @@ mod tests {
     fn well_formed_messages_pass_whole() {
         for text in [
             r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":null}"#,
             r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
             r#"{"jsonrpc":"2.0","id":2,"result":{}}"#,
             r#"{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,

@@ -309,6 +309,12 @@ pub fn run(scenario: &Scenario, script: bool) -> Result<Capture, CaptureError> {
     let working = std::path::PathBuf::from(format!("/proc/self/fd/{WORKING_FD}"));
     let before = files::snapshot(&working, scenario.limits.files_listed);
     let start = Instant::now();
+    if stop::requested() {
+        // Asked to stop while starting: nothing has run, nothing is left.
+        return Err(CaptureError::Stopped {
+            cleanup_verified: true,
+        });
+    }
     let mut spawned = spawn::spawn(scenario, script)?;
     let target = spawned.pid;
     tracing::debug!(
