@@ -160,6 +160,30 @@ fn http_faults_get_their_answers_and_the_server_keeps_serving() {
 }
 
 #[test]
+fn a_session_ends_on_delete_with_200() {
+    let served = serve_two_analysts();
+    let session = open_legacy_session(served.port, ANA);
+    let delete = format!(
+        "DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {ANA}\r\n\
+         Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\nConnection: close\r\n\r\n",
+        port = served.port
+    );
+    let answer = send(served.port, &delete);
+    // 200, which every SDK takes for a clean end (the Python SDK warns on
+    // anything but 200 or 204).
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let call = call_request(
+        served.port,
+        ANA,
+        Via::Session(&session),
+        "binary_session",
+        json!({}),
+    );
+    let after = send(served.port, &call);
+    assert!(after.starts_with("HTTP/1.1 404"), "{after}");
+}
+
+#[test]
 fn a_full_http_server_refuses_a_new_session_and_says_why() {
     let served = serve_two_analysts_with(&["--max-workspaces", "1", "--max-body-bytes", "4096"]);
     let ana = format!("Bearer {ANA}");
