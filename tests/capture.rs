@@ -556,7 +556,7 @@ fn a_server_killed_mid_capture_leaves_no_process_behind() {
     }
     let pids = common::wait_for_lingerer(dir.path());
     assert_eq!(
-        common::parent_of(pids[0]),
+        rea::capture::procfs::parent_of(pids[0]),
         Some(server.id() as i32),
         "the capture host is the server's child"
     );
@@ -614,20 +614,11 @@ int main(void) {
     let s = scenario(&exe, dir.path(), json!({"timeout_ms": 60000}));
     let host_file = dir.path().join("host");
     let run = std::thread::spawn(move || rea::capture::run(&s, Some(Path::new(REA))));
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    let host = loop {
-        if let Some(pid) = std::fs::read_to_string(&host_file)
+    let host = common::wait_for("the program's start", || {
+        std::fs::read_to_string(&host_file)
             .ok()
             .and_then(|t| t.trim().parse::<i32>().ok())
-        {
-            break pid;
-        }
-        assert!(
-            std::time::Instant::now() < until,
-            "the program never started"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    };
+    });
     // Another process (not the server that started the host) asks it to
     // stop: the host does not take it, and the run ends by itself.
     let sent = Command::new("kill")

@@ -257,7 +257,7 @@ fn lingering_capture(legacy: bool) -> Option<Lingering> {
     call.write_all(request.as_bytes()).unwrap();
     let pids = common::wait_for_lingerer(root.path());
     assert_eq!(
-        common::parent_of(pids[0]),
+        rea::capture::procfs::parent_of(pids[0]),
         Some(served.child.id() as i32),
         "the capture host is the server's child"
     );
@@ -329,8 +329,10 @@ fn sigterm_leaves_no_radare2_host_behind() {
     call.read_to_string(&mut answer).expect("the answer");
     let opened = message_of(&answer);
     assert_eq!(opened["result"]["isError"], false, "{opened}");
-    let hosts: Vec<i32> = children_of(server)
+    let hosts: Vec<i32> = rea::capture::procfs::children_of(server)
         .into_iter()
+        .filter(|&(_, state)| state != 'Z')
+        .map(|(pid, _)| pid)
         .filter(|pid| {
             std::fs::read(format!("/proc/{pid}/cmdline"))
                 .is_ok_and(|c| String::from_utf8_lossy(&c).contains("radare2-host"))
@@ -346,16 +348,6 @@ fn sigterm_leaves_no_radare2_host_behind() {
         Vec::<i32>::new(),
         "the radare2 host ends with the server"
     );
-}
-
-/// The live children of `parent`.
-fn children_of(parent: i32) -> Vec<i32> {
-    std::fs::read_dir("/proc")
-        .expect("/proc")
-        .filter_map(Result::ok)
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|&pid| common::parent_of(pid) == Some(parent) && common::alive(pid))
-        .collect()
 }
 
 #[test]

@@ -594,28 +594,28 @@ pub fn lingerer_pids(dir: &Path) -> Option<[i32; 3]> {
 
 /// [`lingerer_pids`], waiting up to a minute for the program to start.
 pub fn wait_for_lingerer(dir: &Path) -> [i32; 3] {
+    wait_for("the captured program's pids", || lingerer_pids(dir))
+}
+
+/// What `found` finds, asking every 10 ms for up to a minute; a test that
+/// never sees `what` fails instead of hanging.
+pub fn wait_for<T>(what: &str, mut found: impl FnMut() -> Option<T>) -> T {
     let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
-        if let Some(pids) = lingerer_pids(dir) {
-            return pids;
+        if let Some(value) = found() {
+            return value;
         }
-        assert!(
-            std::time::Instant::now() < until,
-            "the captured program never wrote its pids"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(std::time::Instant::now() < until, "never saw {what}");
+        std::thread::sleep(std::time::Duration::from_millis(10));
     }
 }
 
 /// Whether `pid` is a live process (not a zombie).
 pub fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-        !s.rsplit(')')
-            .next()
-            .unwrap_or("")
-            .trim_start()
-            .starts_with('Z')
-    })
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| rea::capture::procfs::parse_stat(&stat))
+        .is_some_and(|(state, _)| state != 'Z')
 }
 
 /// Those of `pids` still alive after waiting up to `within` for them to go.
@@ -628,17 +628,6 @@ pub fn survivors(pids: &[i32], within: std::time::Duration) -> Vec<i32> {
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-}
-
-/// The parent of `pid`, from `/proc/PID/stat`.
-pub fn parent_of(pid: i32) -> Option<i32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat.rsplit(')')
-        .next()?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
 }
 
 /// radare2 as `rea` would find it here (`REA_RADARE2_LIBR` or `r2` on
