@@ -7,13 +7,14 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    // stdout may carry JSON-RPC (`rea mcp`); every log line goes to stderr.
+    // stdout may carry JSON-RPC (`rea mcp`); every log line goes to stderr,
+    // without session ids.
     use std::io::IsTerminal;
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
     use tracing_subscriber::{Layer, filter};
     let layer = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
+        .with_writer(rea::server::log::ScrubbedStderr)
         .with_ansi(std::io::stderr().is_terminal())
         .with_filter(log_filter())
         .with_filter(filter::filter_fn(|meta| !too_verbose_for_mcp_library(meta)));

@@ -1256,6 +1256,51 @@ fn malformed_json_rpc_gets_answers_that_name_the_problem() {
     assert_eq!(by_id(json!(4)).unwrap()["result"], json!({}));
 }
 
+/// Round-3 finding R3-11 over stdio: an object that carries an id but is
+/// no valid request is answered -32600 with that id; an unknown method's
+/// name is not echoed back in full.
+#[test]
+fn invalid_requests_are_answered_with_their_id_and_unknown_methods_are_not_echoed() {
+    let long_method = "m".repeat(100_000);
+    let mut input = vec![INITIALIZE.to_owned()];
+    let invalid = [
+        r#"{"jsonrpc":"1.0","id":11,"method":"ping"}"#,
+        r#"{"id":12,"method":"ping"}"#,
+        r#"{"jsonrpc":"2.0","id":13}"#,
+        r#"{"jsonrpc":"2.0","id":14,"method":null}"#,
+        r#"{"jsonrpc":"2.0","id":15,"method":5}"#,
+        r#"{"jsonrpc":"2.0","id":1,"id":16,"method":"ping"}"#,
+    ];
+    input.extend(invalid.iter().map(|s| s.to_string()));
+    input.push(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned());
+    input.push(format!(
+        r#"{{"jsonrpc":"2.0","id":20,"method":"{long_method}","params":{{}}}}"#
+    ));
+    let out = run(rea()
+        .arg("mcp")
+        .write_stdin(format!("{}\n", input.join("\n"))));
+    let replies: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("every stdout line is JSON-RPC"))
+        .collect();
+    for id in 11..=16 {
+        let reply = replies.iter().find(|r| r["id"] == id);
+        assert_eq!(
+            reply.map(|r| r["error"]["code"].clone()),
+            Some(json!(-32600)),
+            "id {id}: {out:?}"
+        );
+    }
+    let unknown = replies
+        .iter()
+        .find(|r| r["id"] == 20)
+        .expect("the unknown method is answered");
+    assert_eq!(unknown["error"]["code"], -32601);
+    assert!(unknown.to_string().len() < 2_000, "{unknown}");
+    assert!(!out.stdout.contains(&long_method));
+}
+
 #[test]
 fn a_legacy_request_before_initialize_is_told_to_initialize() {
     let out = run(rea()

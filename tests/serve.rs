@@ -18,25 +18,85 @@ use std::time::{Duration, Instant};
 use common::serve::*;
 use serde_json::{Value, json};
 
+/// The head and body of a raw answer.
+fn split(answer: &str) -> (&str, &str) {
+    answer.split_once("\r\n\r\n").unwrap_or((answer, ""))
+}
+
+/// A raw request of `method` to `/mcp` under `token`, naming `session`.
+fn session_request(
+    port: u16,
+    method: &str,
+    token: &str,
+    session: &str,
+    extra: &str,
+    body: &str,
+) -> String {
+    format!(
+        "{method} /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n\
+         Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\n{extra}\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// Round-3 finding R3-3: another analyst's token on a legacy session id
+/// can do nothing with it, whatever the method: not call, not cancel, not
+/// resume or listen to its stream, not end it. Each gets exactly the 404 of
+/// an id the server never gave, and the owner's session goes on.
 #[test]
-fn a_session_opened_under_one_token_refuses_another() {
-    let served = serve_two_analysts();
-    let session = open_legacy_session(served.port, ANA);
-    let call = |token: &str| {
-        let request = call_request(
-            served.port,
-            token,
-            Via::Session(&session),
-            "binary_session",
-            json!({}),
+fn a_session_opened_under_one_token_refuses_another_in_every_method() {
+    let served = serve_two_analysts_logging::<&str>(&[], "trace");
+    let port = served.port;
+    let session = open_legacy_session(port, ANA);
+    let never_given = "5f0c3a52-0d1e-4c43-9a7e-3f2b1c0d9e8a";
+    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"binary_session","arguments":{}}}"#;
+    let cancel = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}"#;
+    let attempts = [
+        ("POST", "", call),
+        ("POST", "", cancel),
+        ("GET", "Last-Event-ID: 0/0\r\n", ""),
+        ("GET", "", ""),
+        ("DELETE", "", ""),
+    ];
+    for (method, extra, body) in attempts {
+        let stolen = send(
+            port,
+            &session_request(port, method, BEN, &session, extra, body),
         );
-        send(served.port, &request)
-    };
-    let stolen = call(BEN);
-    assert!(stolen.contains("another token"), "{stolen}");
-    assert!(!stolen.contains("\"tools\""), "{stolen}");
-    let own = call(ANA);
+        let unknown = send(
+            port,
+            &session_request(port, method, BEN, never_given, extra, body),
+        );
+        let (stolen_head, stolen_body) = split(&stolen);
+        let (unknown_head, unknown_body) = split(&unknown);
+        assert!(
+            stolen_head.starts_with("HTTP/1.1 404"),
+            "{method} {extra}: {stolen}"
+        );
+        assert_eq!(stolen_head.lines().next(), unknown_head.lines().next());
+        assert_eq!(
+            stolen_body, unknown_body,
+            "{method}: a borrowed id reads as an unknown one"
+        );
+        let error: Value = serde_json::from_str(stolen_body).expect("a JSON-RPC error");
+        assert_eq!(error["error"]["code"], -32600, "{error}");
+    }
+    // The owner's session is whole: it answers, and nothing of it reached
+    // the other analyst.
+    let own = send(
+        port,
+        &session_request(port, "POST", ANA, &session, "", call),
+    );
     assert!(own.contains("\"tools\""), "{own}");
+    // Session ids never reach the log, at any level.
+    let log = served.log();
+    assert!(!log.is_empty(), "REA_LOG=trace logs something");
+    assert!(
+        !log.contains(&session),
+        "the session id is in the log:\n{log}"
+    );
 }
 
 #[test]

@@ -100,8 +100,8 @@ enum Command {
         #[arg(long, value_name = "ADDR")]
         listen: std::net::SocketAddr,
         /// TOML [[token]] tables (name, token of 16+ characters), one per
-        /// analyst; required to listen beyond loopback. Must not be readable
-        /// by group or others.
+        /// analyst; required to listen beyond loopback. Must be the owner's
+        /// alone (mode 0600 or 0400). Reloaded on SIGHUP or a change.
         #[arg(long = "tokens-file", value_name = "FILE")]
         tokens_file: Option<PathBuf>,
         /// Also accept requests whose Host (and Origin) name HOST, e.g. the
@@ -118,6 +118,17 @@ enum Command {
         /// Refuse request bodies larger than BYTES (HTTP 413).
         #[arg(long = "max-body-bytes", value_name = "BYTES", default_value_t = rea::server::http::DEFAULT_MAX_BODY_BYTES)]
         max_body_bytes: usize,
+        /// Most connections held at once; when full, the oldest that has not
+        /// shown a valid token is closed to make room.
+        #[arg(long = "max-connections", value_name = "N", default_value_t = rea::server::http::DEFAULT_MAX_CONNECTIONS)]
+        max_connections: usize,
+        /// Close a connection whose request headers take longer than
+        /// SECONDS, or that sits idle that long between requests.
+        #[arg(long = "header-timeout", value_name = "SECONDS", default_value_t = rea::server::http::DEFAULT_HEADER_TIMEOUT.as_secs())]
+        header_timeout: u64,
+        /// Answer 408 to a request whose body takes longer than SECONDS.
+        #[arg(long = "body-timeout", value_name = "SECONDS", default_value_t = rea::server::http::DEFAULT_BODY_TIMEOUT.as_secs())]
+        body_timeout: u64,
         #[command(flatten)]
         server: ServerArgs,
     },
@@ -277,6 +288,9 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
             max_workspaces,
             idle_timeout,
             max_body_bytes,
+            max_connections,
+            header_timeout,
+            body_timeout,
             server,
         } => serve::run(
             server_setup(server)?,
@@ -287,6 +301,9 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 max_workspaces,
                 idle: std::time::Duration::from_secs(idle_timeout.max(1)),
                 max_body_bytes,
+                max_connections,
+                header_timeout: std::time::Duration::from_secs(header_timeout.max(1)),
+                body_timeout: std::time::Duration::from_secs(body_timeout.max(1)),
             },
         ),
         Command::Prompts { command } => match command {

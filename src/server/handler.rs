@@ -87,13 +87,18 @@ impl ReaServer {
             return Ok(self.session().clone());
         };
         if parts.headers.contains_key("mcp-session-id") {
+            // The HTTP front serves a session only to the token that opened
+            // it; this is the second line of that check.
             if self.owner.get_or_init(|| analyst.clone()) != analyst {
                 return Err(ErrorData::invalid_request(
                     "this session was opened under another token; initialize a session of your own",
                     None,
                 ));
             }
-            return Ok(self.session().clone());
+            let session = self
+                .session
+                .get_or_init(|| Arc::new(Mutex::new(self.hub.new_session_for(analyst))));
+            return Ok(session.clone());
         }
         spaces
             .of(analyst, &self.hub)
@@ -378,6 +383,24 @@ impl ServerHandler for ReaServer {
             CallToolResult::structured(json)
         };
         Ok(result.into())
+    }
+
+    /// A method rea does not serve. The library's own answer quotes the
+    /// whole method name back, however long; this one shows an excerpt.
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, ErrorData> {
+        Err(ErrorData::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            format!(
+                "Method not found: {} (rea serves {})",
+                excerpt(&request.method, EXCERPT_CHARS),
+                super::message::SERVED.join(", ")
+            ),
+            None,
+        ))
     }
 
     fn accepted_subscription_filter(

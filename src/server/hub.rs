@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use rmcp::service::{Peer, RoleServer, SubscriptionSink};
 
-use super::workspaces::Workspaces;
+use super::workspaces::{Analyst, Workspaces};
 use crate::catalog::render::LoadedCatalog;
 use crate::catalog::validate::Diagnostic;
 use crate::session::{
@@ -105,6 +105,28 @@ impl Hub {
             .with_write_roots(self.write_roots().clone())
             .with_capture_policy(self.capture_policy().clone())
             .with_open_policy(self.open_policy())
+    }
+
+    /// A new, empty session for `analyst`: on a server of several analysts
+    /// its write roots are the analyst's own directories in the operator's
+    /// (made on first use); otherwise as [`Hub::new_session`]. When those
+    /// cannot be made, writing is off for the session and the log says why.
+    pub fn new_session_for(&self, analyst: &Analyst) -> Session {
+        let session = self.new_session();
+        let own = self
+            .workspaces
+            .as_ref()
+            .is_some_and(Workspaces::own_write_dirs);
+        if !own || !self.write_roots().is_enabled() {
+            return session;
+        }
+        match self.write_roots().for_user(&analyst.directory()) {
+            Ok(roots) => session.with_write_roots(roots),
+            Err(e) => {
+                tracing::warn!(analyst = %analyst.0, "writing is off for this analyst: {e}");
+                session.with_write_roots(WriteRoots::default())
+            }
+        }
     }
 
     /// The per-analyst workspaces, on a shared HTTP server.

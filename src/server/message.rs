@@ -58,6 +58,7 @@ pub fn check(bytes: &[u8]) -> Result<Value, Value> {
                 .to_owned(),
         ));
     }
+    envelope(bytes, &value)?;
     let (Some(method), Some(id)) = (value.get("method").and_then(Value::as_str), value.get("id"))
     else {
         return Ok(value);
@@ -87,6 +88,61 @@ pub fn check(bytes: &[u8]) -> Result<Value, Value> {
             INVALID_PARAMS,
             format!("Invalid params for {method}: {why} (see the method's schema)"),
         )),
+    }
+}
+
+/// The members every JSON-RPC 2.0 message has, each at most once (a
+/// duplicated member makes the message ambiguous; the MCP library refuses
+/// it without saying which request it was).
+#[derive(serde::Deserialize)]
+#[allow(dead_code)] // read only for their presence and uniqueness
+struct Envelope {
+    jsonrpc: Option<serde::de::IgnoredAny>,
+    id: Option<serde::de::IgnoredAny>,
+    method: Option<serde::de::IgnoredAny>,
+    params: Option<serde::de::IgnoredAny>,
+    result: Option<serde::de::IgnoredAny>,
+    error: Option<serde::de::IgnoredAny>,
+}
+
+/// Whether `value` (read from `bytes`) is a JSON-RPC 2.0 request,
+/// notification or response; if not, the `-32600` that answers it, with the
+/// message's id whenever one can be read (a string or a number), so a
+/// waiting client is answered.
+fn envelope(bytes: &[u8], value: &Value) -> Result<(), Value> {
+    let id = value
+        .get("id")
+        .filter(|id| id.is_string() || id.is_number())
+        .cloned()
+        .unwrap_or(Value::Null);
+    let invalid = |why: &str| {
+        Err(error(
+            id.clone(),
+            INVALID_REQUEST,
+            format!("Invalid request: {why}"),
+        ))
+    };
+    if serde_json::from_slice::<Envelope>(bytes).is_err() {
+        return invalid("a member (jsonrpc, id, method, params, result or error) is given twice");
+    }
+    if value.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return invalid("`jsonrpc` must be \"2.0\"");
+    }
+    match value.get("method") {
+        Some(method) if !method.is_string() => invalid("`method` must be a string"),
+        Some(_) => match value.get("id") {
+            Some(id) if !(id.is_string() || id.is_number()) => {
+                invalid("a request's `id` must be a string or a number")
+            }
+            _ => Ok(()),
+        },
+        None if value.get("id").is_none() => {
+            invalid("a message without `method` is a response, and a response has an `id`")
+        }
+        None if value.get("result").is_some() == value.get("error").is_some() => {
+            invalid("a response has exactly one of `result` and `error`")
+        }
+        None => Ok(()),
     }
 }
 
@@ -129,6 +185,34 @@ mod tests {
                 r#"{"jsonrpc":"2.0","id":"i","method":"initialize","params":{"protocolVersion":5}}"#
             ),
             Some((json!("i"), INVALID_PARAMS))
+        );
+    }
+
+    #[test]
+    fn an_invalid_message_with_an_id_is_answered_with_that_id() {
+        for text in [
+            r#"{"jsonrpc":"1.0","id":11,"method":"ping"}"#,
+            r#"{"id":11,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":11}"#,
+            r#"{"jsonrpc":"2.0","id":11,"method":null}"#,
+            r#"{"jsonrpc":"2.0","id":11,"method":5}"#,
+            r#"{"jsonrpc":"2.0","id":10,"id":11,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":11,"result":{},"error":{"code":1,"message":"m"}}"#,
+        ] {
+            assert_eq!(code(text), Some((json!(11), INVALID_REQUEST)), "{text}");
+        }
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":"a","method":5}"#),
+            Some((json!("a"), INVALID_REQUEST))
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}"#),
+            Some((Value::Null, INVALID_REQUEST)),
+            "an id that is not a string or number is not echoed"
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","method":"notifications/initialized","jsonrpc":"2.0"}"#),
+            Some((Value::Null, INVALID_REQUEST))
         );
     }
 

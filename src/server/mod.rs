@@ -7,6 +7,7 @@
 mod handler;
 pub mod http;
 pub mod hub;
+pub mod log;
 pub mod message;
 pub mod reload;
 pub mod sessions;

@@ -45,6 +45,12 @@ impl BoundedSessions {
         self.inner.sessions.read().await.len()
     }
 
+    /// The ids of the sessions live now.
+    pub async fn live_ids(&self) -> std::collections::HashSet<String> {
+        let sessions = self.inner.sessions.read().await;
+        sessions.keys().map(|id| id.to_string()).collect()
+    }
+
     /// Why a new session cannot be had now, if it cannot.
     pub async fn full(&self) -> Option<SessionsError> {
         (self.live().await >= self.max).then_some(SessionsError::Full { max: self.max })

@@ -71,20 +71,40 @@ pub fn guarded() -> ((DuplexStream, DuplexStream), tokio::task::JoinHandle<()>) 
             let _ = to_library.shutdown().await;
         });
     }
-    let flushed = tokio::spawn(async move {
-        let mut output = tokio::io::BufReader::new(from_library);
-        while let Ok(Some(Line::Whole(line))) = next_line(&mut output).await {
-            let line = outbound(&guard, line);
-            let mut out = stdout.lock().await;
-            if out.write_all(&line).await.is_err() || out.flush().await.is_err() {
-                break;
-            }
-        }
-    });
+    let flushed = tokio::spawn(pump_replies(from_library, stdout, guard));
     ((library_in, library_out), flushed)
 }
 
-async fn write_line(stdout: &Mutex<tokio::io::Stdout>, reply: &Value) -> std::io::Result<()> {
+/// Copies the library's replies to stdout, line by line, until the library
+/// closes its side or stdout is gone. A reply is never read back through the
+/// input's cap ([`MAX_LINE_BYTES`]): the library has already built it, and
+/// a reply it cannot pass on whole would silence the server for good
+/// (round-3 finding R3-1). How large a reply may grow is bounded where
+/// answers are made (`tools::MAX_ANSWER_BYTES`).
+async fn pump_replies(
+    from_library: impl tokio::io::AsyncRead + Unpin,
+    stdout: Arc<Mutex<impl tokio::io::AsyncWrite + Unpin>>,
+    guard: Arc<Guard>,
+) {
+    let mut output = tokio::io::BufReader::new(from_library);
+    loop {
+        let mut line = Vec::new();
+        match output.read_until(b'\n', &mut line).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        let line = outbound(&guard, line);
+        let mut out = stdout.lock().await;
+        if out.write_all(&line).await.is_err() || out.flush().await.is_err() {
+            break;
+        }
+    }
+}
+
+async fn write_line(
+    stdout: &Mutex<impl tokio::io::AsyncWrite + Unpin>,
+    reply: &Value,
+) -> std::io::Result<()> {
     let mut bytes = reply.to_string().into_bytes();
     bytes.push(b'\n');
     let mut out = stdout.lock().await;
@@ -292,6 +312,31 @@ mod tests {
                 .as_str()
                 .unwrap()
                 .contains("initialize first")
+        );
+    }
+
+    #[tokio::test]
+    async fn a_reply_longer_than_the_input_cap_passes_and_later_replies_follow() {
+        let (mut library, from_library) = tokio::io::duplex(1 << 16);
+        let stdout = Arc::new(Mutex::new(Vec::<u8>::new()));
+        let pump = tokio::spawn(pump_replies(
+            from_library,
+            stdout.clone(),
+            Arc::new(Guard::default()),
+        ));
+        let mut long = br#"{"jsonrpc":"2.0","id":1,"result":{"text":""#.to_vec();
+        long.resize(long.len() + MAX_LINE_BYTES + 10, b'x');
+        long.extend_from_slice(b"\"}}\n");
+        let after = b"{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n";
+        library.write_all(&long).await.unwrap();
+        library.write_all(after).await.unwrap();
+        drop(library);
+        pump.await.unwrap();
+        let out = stdout.lock().await;
+        assert_eq!(out.len(), long.len() + after.len());
+        assert!(
+            out.ends_with(after),
+            "the reply after the long one got through"
         );
     }
 

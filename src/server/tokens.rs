@@ -10,7 +10,8 @@
 //! Messages name the file, a line and a column, or an analyst's name; never
 //! a token, and never text from the file that could be one.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
 
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
@@ -35,8 +36,8 @@ pub enum TokensError {
     #[error(transparent)]
     Open(#[from] OpenError),
     #[error(
-        "{path} can be read by its group or by others; a tokens file holds secrets: \
-         `chmod 600 {path}`, then start again"
+        "{path} grants its group or others some access (it must be its owner's alone, mode 0600 \
+         or 0400); a tokens file holds secrets: `chmod 600 {path}`, then start again"
     )]
     Exposed { path: String },
     #[error(
@@ -74,6 +75,23 @@ pub struct Tokens {
     entries: Vec<(String, [u8; 32])>,
 }
 
+/// Which token authenticated a request: its digest, so that a token taken
+/// out of the file ends what was opened with it even when its analyst's
+/// name stays. Never shown, not even in debug output.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Credential([u8; 32]);
+
+impl Credential {
+    /// The credential of the one local analyst of a server without tokens.
+    pub const LOCAL: Credential = Credential([0; 32]);
+}
+
+impl std::fmt::Debug for Credential {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Credential(…)")
+    }
+}
+
 impl std::fmt::Debug for Tokens {
     /// Names only: a token's digest is not shown either.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -97,11 +115,11 @@ struct TokenEntry {
 }
 
 impl Tokens {
-    /// Reads `path` once, refusing it when the group or others may read it.
+    /// Reads `path` once, refusing it unless only its owner has access.
     pub fn load(path: &Path) -> Result<Tokens, TokensError> {
         let file = Roots::default().open_file(path)?;
         let shown = file.shown().to_owned();
-        if file.readable_by_others() {
+        if file.open_to_others() {
             return Err(TokensError::Exposed { path: shown });
         }
         let bytes = file.read_bounded(MAX_TOKENS_FILE_BYTES)?;
@@ -174,23 +192,96 @@ impl Tokens {
     /// followed by one of the tokens. Every token is compared, in constant
     /// time, whatever matches.
     pub fn analyst(&self, authorization: &str) -> Option<&str> {
+        self.authenticate(authorization).map(|(name, _)| name)
+    }
+
+    /// [`Tokens::analyst`], with the credential that matched.
+    pub fn authenticate(&self, authorization: &str) -> Option<(&str, Credential)> {
         let (scheme, presented) = authorization.trim().split_once(' ')?;
         if !scheme.eq_ignore_ascii_case("bearer") {
             return None;
         }
         let digest: [u8; 32] = Sha256::digest(presented.trim().as_bytes()).into();
-        let mut found: Option<&str> = None;
+        let mut found: Option<(&str, Credential)> = None;
         for (name, expected) in &self.entries {
             if bool::from(expected.ct_eq(&digest)) {
-                found = Some(name);
+                found = Some((name, Credential(*expected)));
             }
         }
         found
     }
 
+    /// Whether `credential` is still one of these tokens.
+    pub fn holds(&self, credential: Credential) -> bool {
+        self.entries.iter().any(|(_, d)| *d == credential.0)
+    }
+
     /// The analysts' names, in file order.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.entries.iter().map(|(n, _)| n.as_str())
+    }
+}
+
+/// The tokens file a running server answers to, reloaded on request
+/// (SIGHUP, or a change to the file): a reload that fails keeps the
+/// previous tokens, so a half-written file never locks everyone out.
+pub struct TokenStore {
+    path: PathBuf,
+    current: RwLock<Arc<Tokens>>,
+}
+
+/// What a reload took away.
+#[derive(Debug, Default)]
+pub struct Revoked {
+    /// Tokens no longer in the file: what was opened with them ends.
+    pub credentials: Vec<Credential>,
+    /// Analysts no longer named in the file.
+    pub names: Vec<String>,
+}
+
+impl TokenStore {
+    pub fn load(path: &Path) -> Result<TokenStore, TokensError> {
+        Ok(TokenStore {
+            path: path.to_path_buf(),
+            current: RwLock::new(Arc::new(Tokens::load(path)?)),
+        })
+    }
+
+    /// The tokens in force now.
+    pub fn current(&self) -> Arc<Tokens> {
+        self.current
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Reads the file again. On success the new tokens are in force at
+    /// once and the answer says what they no longer hold; on failure
+    /// nothing changes.
+    pub fn reload(&self) -> Result<Revoked, TokensError> {
+        let fresh = Arc::new(Tokens::load(&self.path)?);
+        let old = std::mem::replace(
+            &mut *self.current.write().unwrap_or_else(|p| p.into_inner()),
+            fresh.clone(),
+        );
+        Ok(Revoked {
+            credentials: old
+                .entries
+                .iter()
+                .map(|(_, d)| Credential(*d))
+                .filter(|c| !fresh.holds(*c))
+                .collect(),
+            names: old
+                .names()
+                .filter(|n| !fresh.names().any(|f| f == *n))
+                .map(str::to_owned)
+                .collect(),
+        })
+    }
+
+    /// The file, for messages.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 }
 
@@ -272,17 +363,26 @@ mod tests {
     }
 
     #[test]
-    fn a_file_others_can_read_is_refused() {
+    fn a_file_others_have_any_access_to_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("tokens.toml");
         std::fs::write(&path, TWO).unwrap();
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
-        let err = Tokens::load(&path).unwrap_err();
-        assert!(matches!(err, TokensError::Exposed { .. }), "{err}");
-        assert!(err.to_string().contains("chmod 600"), "{err}");
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
-        let tokens = Tokens::load(&path).unwrap();
-        assert_eq!(tokens.analyst("Bearer 0123456789abcdef-ben"), Some("ben"));
+        for mode in [
+            0o644, 0o640, 0o604, 0o620, 0o602, 0o610, 0o601, 0o660, 0o777,
+        ] {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+            let err = Tokens::load(&path).unwrap_err();
+            assert!(
+                matches!(err, TokensError::Exposed { .. }),
+                "{mode:o}: {err}"
+            );
+            assert!(err.to_string().contains("chmod 600"), "{err}");
+        }
+        for mode in [0o600, 0o400] {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+            let tokens = Tokens::load(&path).unwrap();
+            assert_eq!(tokens.analyst("Bearer 0123456789abcdef-ben"), Some("ben"));
+        }
         // A FIFO is refused at once, never read (which would block).
         let fifo = dir.path().join("fifo");
         let c_path = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
@@ -290,6 +390,45 @@ mod tests {
         assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
         let err = Tokens::load(&fifo).unwrap_err();
         assert!(matches!(err, TokensError::Open(_)), "{err}");
+    }
+
+    #[test]
+    fn a_reload_revokes_what_left_the_file_and_a_bad_one_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tokens.toml");
+        std::fs::write(&path, TWO).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let store = TokenStore::load(&path).unwrap();
+        let (_, ben) = store
+            .current()
+            .authenticate("Bearer 0123456789abcdef-ben")
+            .unwrap();
+        // ana keeps her token; ben's is replaced; cy is new.
+        let next = "[[token]]\nname = \"ana\"\ntoken = \"0123456789abcdef-ana\"\n\n\
+                    [[token]]\nname = \"ben\"\ntoken = \"0123456789abcdef-ben2\"\n\n\
+                    [[token]]\nname = \"cy\"\ntoken = \"0123456789abcdef-cy\"\n";
+        std::fs::write(&path, next).unwrap();
+        let revoked = store.reload().unwrap();
+        assert_eq!(revoked.credentials, [ben]);
+        assert!(revoked.names.is_empty());
+        let now = store.current();
+        assert_eq!(now.analyst("Bearer 0123456789abcdef-ben"), None);
+        assert_eq!(now.analyst("Bearer 0123456789abcdef-ben2"), Some("ben"));
+        assert_eq!(now.analyst("Bearer 0123456789abcdef-ana"), Some("ana"));
+        // A broken or exposed file keeps the tokens in force.
+        std::fs::write(&path, "[[token]]\nname = ").unwrap();
+        assert!(store.reload().is_err());
+        std::fs::write(&path, TWO).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+        assert!(matches!(store.reload(), Err(TokensError::Exposed { .. })));
+        assert_eq!(
+            store.current().analyst("Bearer 0123456789abcdef-cy"),
+            Some("cy")
+        );
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let revoked = store.reload().unwrap();
+        assert_eq!(revoked.names, ["cy"]);
+        assert_eq!(format!("{revoked:?}").matches("Credential(…)").count(), 2);
     }
 
     proptest! {

@@ -24,6 +24,28 @@ pub struct Analyst(pub String);
 /// The name of the one analyst of a loopback server without tokens.
 pub const LOCAL_ANALYST: &str = "local";
 
+impl Analyst {
+    /// The directory this analyst writes beneath, inside each write root of
+    /// a shared server: the name itself when it is plain (ASCII letters,
+    /// digits, `-` and `_`, at most 64), else `analyst.` and a digest of it.
+    /// The two forms cannot meet (a plain name has no `.`), and two names
+    /// never share a directory.
+    pub fn directory(&self) -> String {
+        let name = &self.0;
+        let plain = !name.is_empty()
+            && name.len() <= 64
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        if plain {
+            name.clone()
+        } else {
+            let digest = crate::ground::digest::sha256_hex(name.as_bytes());
+            format!("analyst.{}", &digest[..32])
+        }
+    }
+}
+
 /// Why a workspace cannot be had.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum WorkspaceError {
@@ -44,6 +66,9 @@ pub struct Workspaces {
     held: Mutex<HashMap<Analyst, Held>>,
     max: usize,
     idle: Duration,
+    /// Whether each analyst writes beneath a directory of their own in
+    /// every write root (a server of several analysts).
+    own_write_dirs: bool,
 }
 
 impl Workspaces {
@@ -52,7 +77,19 @@ impl Workspaces {
             held: Mutex::new(HashMap::new()),
             max: max.max(1),
             idle,
+            own_write_dirs: false,
         }
+    }
+
+    /// Gives each analyst a directory of their own in every write root
+    /// ([`Analyst::directory`]), for legacy sessions and workspaces alike.
+    pub fn with_own_write_dirs(mut self, on: bool) -> Workspaces {
+        self.own_write_dirs = on;
+        self
+    }
+
+    pub fn own_write_dirs(&self) -> bool {
+        self.own_write_dirs
     }
 
     /// The workspace of `analyst`, made on first use. Workspaces idle past
@@ -72,7 +109,7 @@ impl Workspaces {
                 idle_secs: self.idle.as_secs(),
             });
         }
-        let session = Arc::new(Mutex::new(hub.new_session()));
+        let session = Arc::new(Mutex::new(hub.new_session_for(analyst)));
         held.insert(
             analyst.clone(),
             Held {
@@ -81,6 +118,15 @@ impl Workspaces {
             },
         );
         Ok(session)
+    }
+
+    /// Drops the workspace of `analyst`, if one is held (their token was
+    /// taken out of the tokens file).
+    pub fn forget(&self, analyst: &Analyst) {
+        self.held
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(analyst);
     }
 
     /// How many workspaces are held now.
@@ -118,6 +164,23 @@ mod tests {
         assert!(Arc::ptr_eq(&a1, &a2));
         assert!(!Arc::ptr_eq(&a1, &b));
         assert_eq!(spaces.len(), 2);
+    }
+
+    #[test]
+    fn each_analyst_has_a_directory_no_other_name_maps_to() {
+        assert_eq!(Analyst("ana".into()).directory(), "ana");
+        assert_eq!(Analyst("Ben_2-x".into()).directory(), "Ben_2-x");
+        for odd in ["../ana", "ana/..", ".", "..", "an a", "ána", ""] {
+            let dir = Analyst(odd.into()).directory();
+            assert!(
+                dir.starts_with("analyst.") && !dir.contains('/'),
+                "{odd}: {dir}"
+            );
+        }
+        assert_ne!(
+            Analyst("a b".into()).directory(),
+            Analyst("a c".into()).directory()
+        );
     }
 
     #[test]

@@ -239,14 +239,15 @@ impl Session {
     }
 
     /// The bundle's bytes, read once through a descriptor opened beneath
+    /// this session's write roots (a bundle it may have written) or else
     /// the read roots (a FIFO or device is refused without blocking).
     fn read_bundle_file(&self, path: &Path) -> Result<(PathBuf, Vec<u8>), SessionError> {
         let shown = excerpt(&path.display().to_string(), 4 * EXCERPT_CHARS);
-        let file = self
-            .read_roots
-            .open(path)?
-            .into_file()
-            .map_err(AdmissionError::from)?;
+        let node = match self.write_roots.open_to_read(path) {
+            Some(node) => node.map_err(AdmissionError::from)?,
+            None => self.read_roots.open(path)?,
+        };
+        let file = node.into_file().map_err(AdmissionError::from)?;
         let bytes = file.read_bounded(MAX_BUNDLE_BYTES).map_err(|e| match e {
             OpenError::TooLarge { .. } => SessionError::from(BundleError::TooLarge {
                 path: shown.clone(),

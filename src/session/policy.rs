@@ -58,6 +58,32 @@ impl WriteRoots {
         self.0.paths()
     }
 
+    /// These roots narrowed to their subdirectory `name`, made if missing:
+    /// on a shared server each analyst writes beneath a directory of their
+    /// own, so no one replaces another's file.
+    pub fn for_user(&self, name: &str) -> Result<WriteRoots, WriteError> {
+        self.0
+            .subdirectories(name)
+            .map(WriteRoots)
+            .map_err(|e| WriteError::BadRoot {
+                path: e.path,
+                reason: e.reason,
+            })
+    }
+
+    /// Opens an existing `path` beneath these roots to read it back (a
+    /// bundle written earlier); `None` when writing is off or `path` lies
+    /// outside them.
+    pub fn open_to_read(&self, path: &Path) -> Option<Result<confined::Node, OpenError>> {
+        if !self.is_enabled() {
+            return None;
+        }
+        match self.0.open_path(path) {
+            Err(OpenError::OutsideRoots { .. }) => None,
+            other => Some(other),
+        }
+    }
+
     /// Where `path` would be written, or why it may not be. The parent is
     /// opened beneath its root here; the write then happens relative to
     /// that handle, so nothing swapped in later redirects it.

@@ -149,7 +149,33 @@ fn artifact_tool(tool: ToolName) -> bool {
 /// Runs one call of `tool`: its arguments parsed into the tool's input,
 /// then its `run`.
 pub fn call(tool: ToolName, arguments: JsonObject, call: &Call<'_>) -> ToolOutput {
-    output(registry::run(tool, arguments, call))
+    bounded(tool, output(registry::run(tool, arguments, call)))
+}
+
+/// The most bytes one tool answer may take, whatever its arguments. Default
+/// answers stay under 32 KiB and every list pages; this is the ceiling
+/// beyond which no answer is sent at all, so a hostile file can never make
+/// a reply that a transport cannot carry (round-3 finding R3-1).
+pub const MAX_ANSWER_BYTES: usize = 4 << 20;
+
+/// `output`, or `answer_too_large` when its JSON exceeds
+/// [`MAX_ANSWER_BYTES`]: said, never cut silently.
+fn bounded(tool: ToolName, output: ToolOutput) -> ToolOutput {
+    if output.is_error() {
+        return output;
+    }
+    let size = output.to_json().to_string().len();
+    if size <= MAX_ANSWER_BYTES {
+        return output;
+    }
+    ToolOutput::Failure(ToolError::new(
+        ErrorCode::AnswerTooLarge,
+        format!(
+            "the answer of {} would be {size} bytes, over the {MAX_ANSWER_BYTES}-byte maximum of \
+             one answer; nothing was cut",
+            tool.as_str()
+        ),
+    ))
 }
 
 fn output(outcome: HandlerResult) -> ToolOutput {
@@ -168,6 +194,23 @@ pub(crate) type HandlerResult = Result<(Value, Option<Evidence>), ToolError>;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_answer_over_the_ceiling_is_refused_whole_and_says_so() {
+        let big = ToolOutput::Success {
+            result: json!({"text": "x".repeat(MAX_ANSWER_BYTES)}),
+            evidence: None,
+        };
+        let ToolOutput::Failure(error) = bounded(ToolName::AnalyzeFunction, big) else {
+            panic!("an answer over the ceiling was sent");
+        };
+        assert_eq!(error.code, ErrorCode::AnswerTooLarge);
+        let small = ToolOutput::Success {
+            result: json!({"text": "x"}),
+            evidence: None,
+        };
+        assert!(!bounded(ToolName::AnalyzeFunction, small).is_error());
+    }
 
     /// Templates are checked against the catalog's `parameters` (build.rs
     /// cannot see the schemas), so those must be exactly the schema's fields.

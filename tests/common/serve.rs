@@ -10,16 +10,26 @@ use serde_json::{Value, json};
 const REA: &str = env!("CARGO_BIN_EXE_rea");
 
 /// `rea serve` on a free loopback port with two analysts' tokens; killed
-/// when dropped unless the test stopped it.
+/// when dropped unless the test stopped it. Its stderr goes to a file the
+/// test can read ([`Served::log`]).
 pub struct Served {
     pub child: std::process::Child,
     pub url: String,
     pub port: u16,
-    _dir: tempfile::TempDir,
+    /// The tokens file the server answers to.
+    pub tokens: std::path::PathBuf,
+    dir: tempfile::TempDir,
 }
 
 pub const ANA: &str = "ana-token-0123456789abcdef";
 pub const BEN: &str = "ben-token-0123456789abcdef";
+
+/// The tokens file of ana and ben.
+pub fn two_tokens() -> String {
+    format!(
+        "[[token]]\nname = \"ana\"\ntoken = \"{ANA}\"\n\n[[token]]\nname = \"ben\"\ntoken = \"{BEN}\"\n"
+    )
+}
 
 pub fn serve_two_analysts() -> Served {
     serve_two_analysts_with::<&str>(&[])
@@ -27,47 +37,60 @@ pub fn serve_two_analysts() -> Served {
 
 /// [`serve_two_analysts`] with more `rea serve` arguments.
 pub fn serve_two_analysts_with<S: AsRef<std::ffi::OsStr>>(extra: &[S]) -> Served {
-    use std::io::{BufRead, BufReader};
+    serve_two_analysts_logging(extra, "warn")
+}
+
+/// [`serve_two_analysts_with`], logging at `REA_LOG=level`.
+pub fn serve_two_analysts_logging<S: AsRef<std::ffi::OsStr>>(extra: &[S], level: &str) -> Served {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let tokens = dir.path().join("tokens.toml");
-    std::fs::write(
-        &tokens,
-        format!(
-            "[[token]]\nname = \"ana\"\ntoken = \"{ANA}\"\n\n[[token]]\nname = \"ben\"\ntoken = \"{BEN}\"\n"
-        ),
-    )
-    .unwrap();
+    std::fs::write(&tokens, two_tokens()).unwrap();
     std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
-    let mut child = Command::new(REA)
+    let log = std::fs::File::create(dir.path().join("stderr.log")).unwrap();
+    let child = Command::new(REA)
         .args(["serve", "--listen", "127.0.0.1:0", "--tokens-file"])
         .arg(&tokens)
         .args(extra)
+        .env("REA_LOG", level)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
+        .stderr(log)
         .spawn()
         .expect("rea serve starts");
-    let mut line = String::new();
-    BufReader::new(child.stderr.take().expect("stderr"))
-        .read_line(&mut line)
-        .expect("the start line");
+    let mut served = Served {
+        child,
+        url: String::new(),
+        port: 0,
+        tokens,
+        dir,
+    };
+    let line = super::wait_for("the start line", || {
+        served
+            .log()
+            .lines()
+            .find(|l| l.starts_with("rea serve: listening"))
+            .map(str::to_owned)
+    });
     assert!(!line.contains(ANA) && !line.contains(BEN), "{line}");
-    let url = line
+    served.url = line
         .split_whitespace()
         .find(|w| w.starts_with("http://"))
         .unwrap_or_else(|| panic!("no address in {line:?}"))
         .to_owned();
-    let port = url
+    served.port = served
+        .url
         .trim_start_matches("http://127.0.0.1:")
         .trim_end_matches("/mcp")
         .parse()
-        .unwrap_or_else(|_| panic!("no port in {url}"));
-    Served {
-        child,
-        url,
-        port,
-        _dir: dir,
+        .unwrap_or_else(|_| panic!("no port in {}", served.url));
+    served
+}
+
+impl Served {
+    /// Everything the server wrote to stderr so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("stderr.log")).unwrap_or_default()
     }
 }
 

@@ -80,10 +80,12 @@ impl ConfinedFile {
         self.mode & 0o111 != 0
     }
 
-    /// Whether the group or others could read it at open (a secrets file
-    /// must not be).
-    pub fn readable_by_others(&self) -> bool {
-        self.mode & 0o044 != 0
+    /// Whether its group or others had any permission at open (read,
+    /// write or execute): a secrets file must be its owner's alone (`0600`
+    /// or `0400`), since one that others may write can be rewritten to
+    /// hold their token.
+    pub fn open_to_others(&self) -> bool {
+        self.mode & 0o077 != 0
     }
 
     /// The path as requested, for messages.

@@ -101,6 +101,50 @@ impl Roots {
         })
     }
 
+    /// The same roots narrowed to their subdirectory `name` (one plain
+    /// path component), each made if missing (mode 0700) and opened beneath
+    /// its root without following a symlink: a root of its own for one
+    /// user of a shared server.
+    pub fn subdirectories(&self, name: &str) -> Result<Roots, RootError> {
+        let mut roots = Vec::with_capacity(self.roots.len());
+        for root in self.roots.iter() {
+            let bad = |reason: String| RootError {
+                label: self.label,
+                path: root.real.join(name).display().to_string(),
+                reason,
+            };
+            let plain = Path::new(name).components().count() == 1
+                && matches!(
+                    Path::new(name).components().next(),
+                    Some(Component::Normal(_))
+                );
+            if !plain {
+                return Err(bad("not a plain directory name".into()));
+            }
+            let mut builder = cap_std::fs::DirBuilder::new();
+            cap_std::fs::DirBuilderExt::mode(&mut builder, 0o700);
+            match root.dir.cap().create_dir_with(name, &builder) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(bad(e.to_string())),
+            }
+            let dir = root
+                .dir
+                .open_no_symlinks(Path::new(name))
+                .and_then(Node::into_dir)
+                .map_err(|e| bad(e.to_string()))?;
+            roots.push(Root {
+                given: root.given.join(name),
+                real: root.real.join(name),
+                dir: dir.shown_as(root.real.join(name).display().to_string()),
+            });
+        }
+        Ok(Roots {
+            label: self.label,
+            roots: Arc::new(roots),
+        })
+    }
+
     pub fn label(&self) -> &'static str {
         self.label
     }

@@ -15,6 +15,7 @@ pub enum ErrorCode {
     InvalidArguments,
     ApprovalRequired,
     LimitOutOfRange,
+    AnswerTooLarge,
     InvalidPattern,
     Cancelled,
     CallTimeout,
@@ -115,6 +116,7 @@ impl ErrorCode {
             InvalidArguments => "invalid_arguments",
             ApprovalRequired => "approval_required",
             LimitOutOfRange => "limit_out_of_range",
+            AnswerTooLarge => "answer_too_large",
             InvalidPattern => "invalid_pattern",
             Cancelled => "cancelled",
             CallTimeout => "call_timeout",
@@ -203,6 +205,9 @@ impl ErrorCode {
             }
             LimitOutOfRange => {
                 "Pass a value within the range the message gives, or omit the field for the default."
+            }
+            AnswerTooLarge => {
+                "Ask for less: a smaller limit or max_* value, an offset to page, or a narrower document or range."
             }
             InvalidPattern => {
                 "Fix the regular expression, or pass mode literal to search for the text as written."
