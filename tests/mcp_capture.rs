@@ -397,6 +397,91 @@ async fn a_script_whose_interpreter_lies_outside_the_roots_is_refused() {
     );
 }
 
+/// Prints `inside` and nothing else: which interpreter ran shows in the
+/// output, since `/bin/sh` would run the script's `echo outside`.
+const INSIDE_INTERPRETER: &str = r#"
+#include <stdio.h>
+int main(void) { puts("inside"); return 0; }
+"#;
+
+/// R3-12: a writer inside the executable root rewrites the script's `#!`
+/// line in place (same inode, open/write/close) between an interpreter
+/// inside the roots and `/bin/sh`, while the script is captured again and
+/// again. `/bin/sh` never runs: a run is refused, fails to start, or runs
+/// the interpreter inside the roots.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_script_rewritten_during_the_check_never_runs_an_interpreter_outside_the_roots() {
+    use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    const RUNS: usize = 300;
+    let dir = common::open_dir();
+    let Some(inside) = common::open_program(dir.path(), "inside", INSIDE_INTERPRETER) else {
+        return;
+    };
+    if !Path::new("/bin/sh").exists() {
+        common::skip("no /bin/sh to stand for the interpreter outside the roots");
+        return;
+    }
+    let body = "echo outside\n";
+    let allowed = format!("#!{}\n{body}", inside.display());
+    let filler = allowed.len() - "#!/bin/sh\n#\n".len() - body.len();
+    let forbidden = format!("#!/bin/sh\n#{}\n{body}", "-".repeat(filler));
+    assert_eq!(
+        allowed.len(),
+        forbidden.len(),
+        "rewritten in place, never truncated"
+    );
+    let script = dir.path().join("flipped.sh");
+    std::fs::write(&script, &allowed).expect("write");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let writer = {
+        let (stop, script) = (stop.clone(), script.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                for text in [&forbidden, &allowed] {
+                    // The kernel refuses writers (ETXTBSY) while it executes
+                    // the file: the writer tries again.
+                    if let Ok(mut file) = std::fs::OpenOptions::new().write(true).open(&script) {
+                        let _ = file.write_all(text.as_bytes());
+                    }
+                }
+            }
+        })
+    };
+    let hub = capture_hub(dir.path(), dir.path());
+    let (client, _, _) = common::connect_to(&hub, common::Era::Modern).await;
+    let (mut ran_inside, mut refused, mut ran_outside) = (0, 0, Vec::new());
+    for run in 0..RUNS {
+        let (response, failed) = capture(&client, &script, dir.path(), json!({})).await;
+        if failed {
+            refused += usize::from(error_code(&response) == "interpreter_outside_capture_roots");
+            continue;
+        }
+        match response["result"]["stdout"]["text"].as_str() {
+            Some("inside\n") => ran_inside += 1,
+            _ => {
+                ran_outside.push(run);
+                break;
+            }
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    writer.join().expect("the writer");
+    assert_eq!(
+        ran_outside,
+        Vec::<usize>::new(),
+        "/bin/sh ran (run numbers); {ran_inside} ran inside, {refused} refused"
+    );
+    assert!(ran_inside > 0, "no run got through: the race was not run");
+    assert!(
+        refused > 0,
+        "the check never saw /bin/sh: the line was not flipped"
+    );
+}
+
 /// A running capture holds no lock: the session answers meanwhile.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_session_answers_while_a_capture_runs() {
