@@ -482,6 +482,124 @@ async fn a_script_rewritten_during_the_check_never_runs_an_interpreter_outside_t
     );
 }
 
+/// Tries a host's path-based Unix sockets every way a program can reach
+/// them: a stream socket connected to `argv[1]`, a datagram socket and
+/// datagram pairs (`SOCK_RAW` makes one too) sending to `argv[2]`; then checks that a stream pair (the
+/// program's own IPC) still works and cannot be pointed elsewhere.
+const UNIX_SOCKET_PROBE: &str = r#"
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+static struct sockaddr_un at(const char *path) {
+    struct sockaddr_un a; memset(&a, 0, sizeof a);
+    a.sun_family = AF_UNIX; strncpy(a.sun_path, path, sizeof a.sun_path - 1);
+    return a;
+}
+static void say(const char *what, int ok) { printf("%s: %s\n", what, ok ? "reached" : strerror(errno)); }
+int main(int argc, char **argv) {
+    if (argc < 3) return 2;
+    struct sockaddr_un stream = at(argv[1]), dgram = at(argv[2]);
+    struct sockaddr *to = (struct sockaddr *)&dgram;
+    int s = socket(AF_UNIX, SOCK_STREAM, 0);
+    say("stream", s >= 0 && connect(s, (struct sockaddr *)&stream, sizeof stream) == 0
+        && write(s, "via-stream", 10) == 10);
+    int d = socket(AF_UNIX, SOCK_DGRAM, 0);
+    say("datagram", d >= 0 && sendto(d, "via-datagram", 12, 0, to, sizeof dgram) == 12);
+    int pair[2];
+    say("datagram pair", socketpair(AF_UNIX, SOCK_DGRAM, 0, pair) == 0
+        && sendto(pair[0], "via-pair", 8, 0, to, sizeof dgram) == 8);
+    say("raw pair", socketpair(AF_UNIX, SOCK_RAW, 0, pair) == 0
+        && sendto(pair[0], "via-raw", 7, 0, to, sizeof dgram) == 7);
+    int own[2]; char got[2];
+    int works = socketpair(AF_UNIX, SOCK_STREAM, 0, own) == 0 && write(own[0], "ok", 2) == 2
+        && read(own[1], got, 2) == 2;
+    printf("stream pair %s\n", works ? "works" : "broken");
+    if (works) say("stream pair", connect(own[0], (struct sockaddr *)&stream, sizeof stream) == 0);
+    return 0;
+}
+"#;
+
+/// R3-13: a world-writable path-based Unix socket on the host, in the
+/// working root, is out of an isolated capture's reach (stream and
+/// datagram alike), and reachable only when the operator allows the host
+/// network.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_isolated_capture_cannot_reach_the_hosts_unix_sockets() {
+    use std::io::Read;
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::net::{UnixDatagram, UnixListener};
+    let dir = common::open_dir();
+    let Some(exe) = common::open_program(dir.path(), "unixprobe", UNIX_SOCKET_PROBE) else {
+        return;
+    };
+    let stream_path = dir.path().join("host-stream.sock");
+    let dgram_path = dir.path().join("host-dgram.sock");
+    let listener = UnixListener::bind(&stream_path).expect("listen");
+    let datagrams = UnixDatagram::bind(&dgram_path).expect("bind");
+    for path in [&stream_path, &dgram_path] {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    }
+    listener.set_nonblocking(true).expect("nonblocking");
+    datagrams.set_nonblocking(true).expect("nonblocking");
+    let arguments = json!({"arguments": [stream_path, dgram_path]});
+    for network in [None, Some(Network::Host)] {
+        let hub = capture_hub_with(dir.path(), dir.path(), network);
+        let (client, _, _) = common::connect_to(&hub, common::Era::Modern).await;
+        let (response, failed) = capture(&client, &exe, dir.path(), arguments.clone()).await;
+        if failed && error_code(&response) == "network_isolation_unavailable" {
+            common::skip("this machine cannot create a network namespace for the capture");
+            return;
+        }
+        assert!(!failed, "{response}");
+        let out = response["result"]["stdout"]["text"]
+            .as_str()
+            .expect("stdout");
+        assert!(out.contains("stream pair works\n"), "{network:?}: {out}");
+        assert!(
+            out.contains("stream pair: Transport endpoint is already connected\n"),
+            "{network:?}: {out}"
+        );
+        let mut received = Vec::new();
+        if let Ok((mut connection, _)) = listener.accept() {
+            let mut bytes = String::new();
+            connection.read_to_string(&mut bytes).expect("read");
+            received.push(bytes);
+        }
+        let mut buf = [0u8; 64];
+        while let Ok(n) = datagrams.recv(&mut buf) {
+            received.push(String::from_utf8_lossy(&buf[..n]).into_owned());
+        }
+        if network.is_none() {
+            for channel in ["stream", "datagram", "datagram pair", "raw pair"] {
+                assert!(
+                    out.contains(&format!("{channel}: Permission denied\n")),
+                    "{channel}: {out}"
+                );
+            }
+            assert_eq!(
+                received,
+                Vec::<String>::new(),
+                "the host's sockets got: {out}"
+            );
+        } else {
+            for channel in ["stream", "datagram", "datagram pair", "raw pair"] {
+                assert!(
+                    out.contains(&format!("{channel}: reached\n")),
+                    "{channel}: {out}"
+                );
+            }
+            assert_eq!(
+                received,
+                ["via-stream", "via-datagram", "via-pair", "via-raw"],
+                "{out}"
+            );
+        }
+    }
+}
+
 /// A running capture holds no lock: the session answers meanwhile.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_session_answers_while_a_capture_runs() {

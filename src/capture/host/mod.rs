@@ -8,6 +8,7 @@
 //! can be found through `/proc` (ppid == host) and is reaped here.
 
 mod output;
+mod seccomp;
 mod spawn;
 mod stop;
 mod trace;

@@ -11,6 +11,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 
 use super::Launch;
+use super::seccomp::Filter;
 use crate::capture::error::CaptureError;
 use crate::capture::types::{NOBODY, Network, RunAs, Scenario};
 
@@ -59,11 +60,12 @@ fn pipe_cloexec() -> io::Result<(OwnedFd, OwnedFd)> {
 use crate::capture::wire::{EXECUTABLE_FD, INTERPRETER_FD, WORKING_FD};
 
 /// What the child reports through its close-on-exec pipe: a tag and an
-/// errno. `PTRACE` is not fatal (the run goes on untraced); `NETWORK` is
-/// (nothing runs without the isolation the scenario asked for); `EXEC`
-/// says the failure was `execveat`'s own.
+/// errno. `PTRACE` is not fatal (the run goes on untraced); `NETWORK` and
+/// `FILTER` are (nothing runs without the isolation the scenario asked
+/// for); `EXEC` says the failure was `execveat`'s own.
 const REPORT_PTRACE: u8 = b'P';
 const REPORT_NETWORK: u8 = b'N';
+const REPORT_FILTER: u8 = b'F';
 const REPORT_EXEC: u8 = b'X';
 
 /// The script's name in its interpreter's argument vector: the descriptor
@@ -146,7 +148,9 @@ unsafe fn report(fd: i32, tag: u8) {
 
 /// Forks and execs the target from the descriptors [`EXECUTABLE_FD`] and
 /// [`WORKING_FD`]: own session, an isolated network unless the scenario
-/// says `host`, rlimits, unprivileged ids, no new privileges, death signal, ptrace, exactly the
+/// says `host` (its own namespace, and the [`seccomp`](super::seccomp)
+/// filter that keeps it off the host's Unix sockets), rlimits,
+/// unprivileged ids, no new privileges, death signal, ptrace, exactly the
 /// scenario's environment, stdio pipes. A [`Launch::Script`] runs its
 /// interpreter from [`INTERPRETER_FD`], with the executable's descriptor
 /// left open across exec for it to read the script through (`/dev/fd/3`).
@@ -189,6 +193,16 @@ pub fn spawn(scenario: &Scenario, launch: &Launch) -> Result<Spawned, CaptureErr
         loopback: loopback_request(),
     };
     let isolate = scenario.network == Network::Isolated;
+    let filter = if isolate {
+        Some(Filter::new().ok_or_else(|| {
+            CaptureError::NetworkIsolation(format!(
+                "rea has no seccomp filter for {}",
+                std::env::consts::ARCH
+            ))
+        })?)
+    } else {
+        None
+    };
     let l = scenario.limits;
     let rlimits = [
         (libc::RLIMIT_NPROC, l.processes),
@@ -268,6 +282,12 @@ pub fn spawn(scenario: &Scenario, launch: &Launch) -> Result<Spawned, CaptureErr
             if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1 as libc::c_ulong, 0, 0, 0) != 0 {
                 return Err(io::Error::last_os_error());
             }
+            if let Some(filter) = &filter
+                && !filter.install()
+            {
+                report(report_fd, REPORT_FILTER);
+                return Err(io::Error::last_os_error());
+            }
             // The script stays open for its interpreter; what is executed
             // is close-on-exec, which the kernel refuses to run as a script.
             let keep = if script { 0 } else { libc::FD_CLOEXEC };
@@ -330,17 +350,26 @@ pub fn spawn(scenario: &Scenario, launch: &Launch) -> Result<Spawned, CaptureErr
     let child = match spawned {
         Ok(child) => child,
         Err(e) => {
-            return Err(match (reported(REPORT_NETWORK), reported(REPORT_EXEC)) {
-                (Some(why), _) => CaptureError::NetworkIsolation(format!("unshare: {why}")),
-                (_, Some(why)) if why.raw_os_error() == Some(libc::ENOENT) => {
-                    CaptureError::Spawn(format!(
-                        "execveat: {why}: the program's ELF loader is missing, or the file \
+            return Err(
+                match (
+                    reported(REPORT_NETWORK),
+                    reported(REPORT_FILTER),
+                    reported(REPORT_EXEC),
+                ) {
+                    (Some(why), _, _) => CaptureError::NetworkIsolation(format!("unshare: {why}")),
+                    (_, Some(why), _) => {
+                        CaptureError::NetworkIsolation(format!("seccomp filter: {why}"))
+                    }
+                    (_, _, Some(why)) if why.raw_os_error() == Some(libc::ENOENT) => {
+                        CaptureError::Spawn(format!(
+                            "execveat: {why}: the program's ELF loader is missing, or the file \
                              became a #! script after rea read it (rea runs a script only \
                              through the interpreter it decided when the call was made)"
-                    ))
-                }
-                _ => CaptureError::Spawn(e.to_string()),
-            });
+                        ))
+                    }
+                    _ => CaptureError::Spawn(e.to_string()),
+                },
+            );
         }
     };
     let traced = match reported(REPORT_PTRACE) {
