@@ -700,3 +700,64 @@ fn a_host_reply_that_is_not_a_capture_is_an_error() {
         }
     }
 }
+
+/// A script (here a chain: a script whose interpreter is a script) runs
+/// with the argument vector the kernel builds when it runs the script
+/// itself, the script named by its descriptor: whether the server decided
+/// the interpreters or the host did, and without the kernel reading a
+/// `#!` line.
+#[test]
+fn a_script_chain_gets_the_kernels_argument_vector() {
+    let dir = common::open_dir();
+    let inner = dir.path().join("inner");
+    let outer = dir.path().join("outer");
+    std::fs::write(&inner, "#!/bin/sh\necho \"$0|$*\"\n").expect("inner");
+    std::fs::write(&outer, format!("#!{} -x\n", inner.display())).expect("outer");
+    for path in [&inner, &outer] {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    // The kernel's own: the interpreters' names and arguments, then the
+    // script's name, then the arguments.
+    let direct = Command::new(&outer).args(["a", "b"]).output().expect("run");
+    let expected = String::from_utf8_lossy(&direct.stdout)
+        .replace(outer.to_str().expect("utf-8"), "/dev/fd/3");
+    assert_eq!(expected, format!("{}|-x /dev/fd/3 a b\n", inner.display()));
+    let s = scenario(&outer, dir.path(), json!({"arguments": ["a", "b"]}));
+    assert_eq!(capture(&s).stdout.text, expected, "the server decided");
+
+    let mut host = Command::new(REA)
+        .arg("capture-host")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start host");
+    host.stdin
+        .take()
+        .expect("stdin")
+        .write_all(&serde_json::to_vec(&s).expect("json"))
+        .expect("write scenario");
+    let out = host.wait_with_output().expect("host output");
+    let reply: serde_json::Value = serde_json::from_slice(&out.stdout).expect("reply");
+    assert_eq!(
+        reply["capture"]["stdout"]["text"],
+        json!(expected),
+        "the host decided: {reply}"
+    );
+}
+
+/// The kernel no longer executes the script itself, and its check stays:
+/// a script without execute permission does not run, as with `execve`.
+#[test]
+fn a_script_without_execute_permission_does_not_run() {
+    let dir = common::open_dir();
+    let script = dir.path().join("plain.sh");
+    std::fs::write(&script, "#!/bin/sh\necho ran\n").expect("write");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    match rea::capture::run(
+        &scenario(&script, dir.path(), json!({})),
+        Some(Path::new(REA)),
+    ) {
+        Err(CaptureError::Spawn(m)) => assert!(m.contains("Permission denied"), "{m}"),
+        other => panic!("expected a refusal to start, got {other:?}"),
+    }
+}

@@ -397,6 +397,209 @@ async fn a_script_whose_interpreter_lies_outside_the_roots_is_refused() {
     );
 }
 
+/// Prints `inside` and nothing else: which interpreter ran shows in the
+/// output, since `/bin/sh` would run the script's `echo outside`.
+const INSIDE_INTERPRETER: &str = r#"
+#include <stdio.h>
+int main(void) { puts("inside"); return 0; }
+"#;
+
+/// R3-12: a writer inside the executable root rewrites the script's `#!`
+/// line in place (same inode, open/write/close) between an interpreter
+/// inside the roots and `/bin/sh`, while the script is captured again and
+/// again. `/bin/sh` never runs: a run is refused, fails to start, or runs
+/// the interpreter inside the roots.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_script_rewritten_during_the_check_never_runs_an_interpreter_outside_the_roots() {
+    use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    const RUNS: usize = 300;
+    let dir = common::open_dir();
+    let Some(inside) = common::open_program(dir.path(), "inside", INSIDE_INTERPRETER) else {
+        return;
+    };
+    if !Path::new("/bin/sh").exists() {
+        common::skip("no /bin/sh to stand for the interpreter outside the roots");
+        return;
+    }
+    let body = "echo outside\n";
+    let allowed = format!("#!{}\n{body}", inside.display());
+    let filler = allowed.len() - "#!/bin/sh\n#\n".len() - body.len();
+    let forbidden = format!("#!/bin/sh\n#{}\n{body}", "-".repeat(filler));
+    assert_eq!(
+        allowed.len(),
+        forbidden.len(),
+        "rewritten in place, never truncated"
+    );
+    let script = dir.path().join("flipped.sh");
+    std::fs::write(&script, &allowed).expect("write");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let writer = {
+        let (stop, script) = (stop.clone(), script.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                for text in [&forbidden, &allowed] {
+                    // The kernel refuses writers (ETXTBSY) while it executes
+                    // the file: the writer tries again.
+                    if let Ok(mut file) = std::fs::OpenOptions::new().write(true).open(&script) {
+                        let _ = file.write_all(text.as_bytes());
+                    }
+                }
+            }
+        })
+    };
+    let hub = capture_hub(dir.path(), dir.path());
+    let (client, _, _) = common::connect_to(&hub, common::Era::Modern).await;
+    let (mut ran_inside, mut refused, mut ran_outside) = (0, 0, Vec::new());
+    for run in 0..RUNS {
+        let (response, failed) = capture(&client, &script, dir.path(), json!({})).await;
+        if failed {
+            refused += usize::from(error_code(&response) == "interpreter_outside_capture_roots");
+            continue;
+        }
+        match response["result"]["stdout"]["text"].as_str() {
+            Some("inside\n") => ran_inside += 1,
+            _ => {
+                ran_outside.push(run);
+                break;
+            }
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    writer.join().expect("the writer");
+    assert_eq!(
+        ran_outside,
+        Vec::<usize>::new(),
+        "/bin/sh ran (run numbers); {ran_inside} ran inside, {refused} refused"
+    );
+    assert!(ran_inside > 0, "no run got through: the race was not run");
+    assert!(
+        refused > 0,
+        "the check never saw /bin/sh: the line was not flipped"
+    );
+}
+
+/// Tries a host's path-based Unix sockets every way a program can reach
+/// them: a stream socket connected to `argv[1]`, a datagram socket and
+/// datagram pairs (`SOCK_RAW` makes one too) sending to `argv[2]`; then checks that a stream pair (the
+/// program's own IPC) still works and cannot be pointed elsewhere.
+const UNIX_SOCKET_PROBE: &str = r#"
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+static struct sockaddr_un at(const char *path) {
+    struct sockaddr_un a; memset(&a, 0, sizeof a);
+    a.sun_family = AF_UNIX; strncpy(a.sun_path, path, sizeof a.sun_path - 1);
+    return a;
+}
+static void say(const char *what, int ok) { printf("%s: %s\n", what, ok ? "reached" : strerror(errno)); }
+int main(int argc, char **argv) {
+    if (argc < 3) return 2;
+    struct sockaddr_un stream = at(argv[1]), dgram = at(argv[2]);
+    struct sockaddr *to = (struct sockaddr *)&dgram;
+    int s = socket(AF_UNIX, SOCK_STREAM, 0);
+    say("stream", s >= 0 && connect(s, (struct sockaddr *)&stream, sizeof stream) == 0
+        && write(s, "via-stream", 10) == 10);
+    int d = socket(AF_UNIX, SOCK_DGRAM, 0);
+    say("datagram", d >= 0 && sendto(d, "via-datagram", 12, 0, to, sizeof dgram) == 12);
+    int pair[2];
+    say("datagram pair", socketpair(AF_UNIX, SOCK_DGRAM, 0, pair) == 0
+        && sendto(pair[0], "via-pair", 8, 0, to, sizeof dgram) == 8);
+    say("raw pair", socketpair(AF_UNIX, SOCK_RAW, 0, pair) == 0
+        && sendto(pair[0], "via-raw", 7, 0, to, sizeof dgram) == 7);
+    int own[2]; char got[2];
+    int works = socketpair(AF_UNIX, SOCK_STREAM, 0, own) == 0 && write(own[0], "ok", 2) == 2
+        && read(own[1], got, 2) == 2;
+    printf("stream pair %s\n", works ? "works" : "broken");
+    if (works) say("stream pair", connect(own[0], (struct sockaddr *)&stream, sizeof stream) == 0);
+    return 0;
+}
+"#;
+
+/// R3-13: a world-writable path-based Unix socket on the host, in the
+/// working root, is out of an isolated capture's reach (stream and
+/// datagram alike), and reachable only when the operator allows the host
+/// network.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_isolated_capture_cannot_reach_the_hosts_unix_sockets() {
+    use std::io::Read;
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::net::{UnixDatagram, UnixListener};
+    let dir = common::open_dir();
+    let Some(exe) = common::open_program(dir.path(), "unixprobe", UNIX_SOCKET_PROBE) else {
+        return;
+    };
+    let stream_path = dir.path().join("host-stream.sock");
+    let dgram_path = dir.path().join("host-dgram.sock");
+    let listener = UnixListener::bind(&stream_path).expect("listen");
+    let datagrams = UnixDatagram::bind(&dgram_path).expect("bind");
+    for path in [&stream_path, &dgram_path] {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    }
+    listener.set_nonblocking(true).expect("nonblocking");
+    datagrams.set_nonblocking(true).expect("nonblocking");
+    let arguments = json!({"arguments": [stream_path, dgram_path]});
+    for network in [None, Some(Network::Host)] {
+        let hub = capture_hub_with(dir.path(), dir.path(), network);
+        let (client, _, _) = common::connect_to(&hub, common::Era::Modern).await;
+        let (response, failed) = capture(&client, &exe, dir.path(), arguments.clone()).await;
+        if failed && error_code(&response) == "network_isolation_unavailable" {
+            common::skip("this machine cannot create a network namespace for the capture");
+            return;
+        }
+        assert!(!failed, "{response}");
+        let out = response["result"]["stdout"]["text"]
+            .as_str()
+            .expect("stdout");
+        assert!(out.contains("stream pair works\n"), "{network:?}: {out}");
+        assert!(
+            out.contains("stream pair: Transport endpoint is already connected\n"),
+            "{network:?}: {out}"
+        );
+        let mut received = Vec::new();
+        if let Ok((mut connection, _)) = listener.accept() {
+            let mut bytes = String::new();
+            connection.read_to_string(&mut bytes).expect("read");
+            received.push(bytes);
+        }
+        let mut buf = [0u8; 64];
+        while let Ok(n) = datagrams.recv(&mut buf) {
+            received.push(String::from_utf8_lossy(&buf[..n]).into_owned());
+        }
+        if network.is_none() {
+            for channel in ["stream", "datagram", "datagram pair", "raw pair"] {
+                assert!(
+                    out.contains(&format!("{channel}: Permission denied\n")),
+                    "{channel}: {out}"
+                );
+            }
+            assert_eq!(
+                received,
+                Vec::<String>::new(),
+                "the host's sockets got: {out}"
+            );
+        } else {
+            for channel in ["stream", "datagram", "datagram pair", "raw pair"] {
+                assert!(
+                    out.contains(&format!("{channel}: reached\n")),
+                    "{channel}: {out}"
+                );
+            }
+            assert_eq!(
+                received,
+                ["via-stream", "via-datagram", "via-pair", "via-raw"],
+                "{out}"
+            );
+        }
+    }
+}
+
 /// A running capture holds no lock: the session answers meanwhile.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_session_answers_while_a_capture_runs() {

@@ -35,7 +35,7 @@ pub enum CaptureError {
     #[error("the target could not be started: {0}; check the executable and working directory")]
     Spawn(String),
     #[error(
-        "the run could not be isolated from the network ({0}); run rea as root or allow unprivileged user namespaces, or have the operator allow host networking (--capture-network host)"
+        "the run could not be isolated from the network ({0}); isolation needs a network namespace (rea running as root, or unprivileged user namespaces allowed) and seccomp filters (a kernel with CONFIG_SECCOMP_FILTER on x86-64 or aarch64), or the operator may allow host networking (--capture-network host)"
     )]
     NetworkIsolation(String),
     #[error("the capture result is invalid: {0}")]

@@ -18,6 +18,7 @@ pub mod files;
 pub(crate) mod fixtures;
 #[cfg(target_os = "linux")]
 pub mod host;
+pub mod interpreter;
 pub mod procfs;
 pub mod redact;
 #[cfg(unix)]
@@ -34,6 +35,7 @@ use std::time::Duration;
 use supervise::Waited;
 
 pub use error::CaptureError;
+pub use interpreter::{Interpreter, InterpreterError, Program};
 pub use types::{
     Capture, CaptureLimits, Cleanup, Crash, EnvVar, Exit, ExitReason, FileChanges, FileEntry,
     Mapping, RunAs, Scenario, Stream, Timing, Tracing,
@@ -47,11 +49,12 @@ pub const HOST_ENV: &str = "REA_CAPTURE_HOST";
 /// cleanup, draining, and the two directory snapshots.
 pub const HOST_GRACE: Duration = Duration::from_secs(60);
 
-/// Makes the host's descriptors [`wire::EXECUTABLE_FD`] and
-/// [`wire::WORKING_FD`] the opened executable and working directory. They are
-/// first copied above both numbers (close-on-exec), so moving one cannot
-/// overwrite the other; `dup2` in the child then clears close-on-exec on
-/// the two it places.
+/// Makes the host's descriptors [`wire::EXECUTABLE_FD`],
+/// [`wire::WORKING_FD`] and, for a script, [`wire::INTERPRETER_FD`] the
+/// opened executable, working directory and interpreter. They are first
+/// copied above all three numbers (close-on-exec), so moving one cannot
+/// overwrite another; `dup2` in the child then clears close-on-exec on
+/// the ones it places.
 fn inherit(command: &mut Command, opened: &Opened<'_>) -> std::io::Result<()> {
     use std::os::unix::process::CommandExt;
     const ABOVE: i32 = 10;
@@ -64,18 +67,26 @@ fn inherit(command: &mut Command, opened: &Opened<'_>) -> std::io::Result<()> {
         // SAFETY: `raw` is a fresh descriptor.
         Ok(unsafe { std::os::fd::FromRawFd::from_raw_fd(raw) })
     };
-    let executable = copy(opened.executable)?;
-    let working = copy(opened.working_directory)?;
-    let places = [
-        (executable.as_raw_fd(), wire::EXECUTABLE_FD),
-        (working.as_raw_fd(), wire::WORKING_FD),
+    let mut copies = vec![
+        (
+            copy(opened.program.file.file().as_fd())?,
+            wire::EXECUTABLE_FD,
+        ),
+        (copy(opened.working_directory)?, wire::WORKING_FD),
     ];
+    if let Some(interpreter) = &opened.program.interpreter {
+        copies.push((copy(interpreter.file.file().as_fd())?, wire::INTERPRETER_FD));
+    }
+    let places: Vec<(i32, i32)> = copies
+        .iter()
+        .map(|(fd, to)| (fd.as_raw_fd(), *to))
+        .collect();
     // SAFETY: dup2 only, async-signal-safe; the copies stay open in the
     // parent until the command (which owns them) is dropped.
     unsafe {
         command.pre_exec(move || {
-            let _keep = (&executable, &working);
-            for (from, to) in places {
+            let _keep = &copies;
+            for &(from, to) in &places {
                 if libc::dup2(from, to) < 0 {
                     return Err(std::io::Error::last_os_error());
                 }
@@ -98,19 +109,21 @@ pub fn host_executable(host: Option<&Path>) -> Result<PathBuf, CaptureError> {
     std::env::current_exe().map_err(|e| CaptureError::HostStart(e.to_string()))
 }
 
-/// The target's executable and working directory, opened by the caller
-/// (beneath the operator's roots): the host runs the program from these
-/// descriptors and never looks the paths up again.
+/// The target's program (the executable and, for a script, the
+/// interpreter decided from its `#!` line) and working directory, opened
+/// by the caller (beneath the operator's roots): the host runs the program
+/// from these descriptors and never looks the paths up, or reads the `#!`
+/// line, again.
 pub struct Opened<'a> {
-    pub executable: BorrowedFd<'a>,
+    pub program: &'a Program,
     pub working_directory: BorrowedFd<'a>,
 }
 
 /// Runs `scenario` in a capture host and returns the validated capture.
 /// Blocking: call it from a blocking thread. `host` overrides the binary
-/// (see [`host_executable`]). The executable and working directory are
-/// opened here, once and unconfined; the server opens them beneath its
-/// roots and calls [`run_opened`].
+/// (see [`host_executable`]). The executable, a script's interpreters and
+/// the working directory are opened here, once and unconfined; the server
+/// opens them beneath its roots and calls [`run_opened`].
 pub fn run(scenario: &Scenario, host: Option<&Path>) -> Result<Capture, CaptureError> {
     run_with_grace(scenario, host, HOST_GRACE, &|| false)
 }
@@ -128,11 +141,13 @@ pub fn run_with_grace(
     let roots = crate::ground::confined::Roots::default();
     let spawn_error = |e: crate::ground::confined::OpenError| CaptureError::Spawn(e.to_string());
     let executable = roots.open_file(&scenario.executable).map_err(spawn_error)?;
+    let program = Program::resolve(executable, &mut |path| roots.open_file(path))
+        .map_err(|e| CaptureError::Spawn(format!("the executable's #! interpreter {e}")))?;
     let working = roots
         .open_dir(&scenario.working_directory)
         .map_err(spawn_error)?;
     let opened = Opened {
-        executable: executable.as_fd(),
+        program: &program,
         working_directory: working.as_fd(),
     };
     run_opened(scenario, host, &opened, grace, stop)
@@ -161,8 +176,16 @@ pub fn run_opened(
     let exe = host_executable(host)?;
     let input = serde_json::to_vec(scenario).map_err(|e| CaptureError::Io(e.to_string()))?;
     let mut command = Command::new(&exe);
+    command.args(["capture-host", "--inherited-descriptors"]);
+    if let Some(interpreter) = &opened.program.interpreter {
+        for arg in &interpreter.argv {
+            let mut flag =
+                std::ffi::OsString::from(format!("--{}=", wire::INTERPRETER_ARGV_OPTION));
+            flag.push(arg);
+            command.arg(flag);
+        }
+    }
     command
-        .args(["capture-host", "--inherited-descriptors"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());

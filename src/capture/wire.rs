@@ -11,6 +11,14 @@ use super::types::{Capture, MAX_LIMITS, MAX_STDIN_BYTES, Scenario};
 pub const EXECUTABLE_FD: i32 = 3;
 /// The host's descriptor for the target's working directory (`fchdir`).
 pub const WORKING_FD: i32 = 4;
+/// The host's descriptor for the interpreter of a script (see
+/// [`super::interpreter`]): the program the host runs, with the script as
+/// `/dev/fd/3`.
+pub const INTERPRETER_FD: i32 = 5;
+/// The host's option (repeated, one value each, in order) giving what
+/// precedes the script's name in the interpreter's argument vector
+/// ([`super::Interpreter::argv`]); present only for a script.
+pub const INTERPRETER_ARGV_OPTION: &str = "interpreter-argv";
 
 /// The environment variable that gives the host its server's pid: only a
 /// stop request from that process (or from the kernel, as a terminal's

@@ -208,6 +208,11 @@ enum Command {
         /// descriptor 4, opened by the server beneath its roots.
         #[arg(long)]
         inherited_descriptors: bool,
+        /// The executable is a script the server read once: run the
+        /// interpreter it opened (descriptor 5) with these arguments
+        /// before the script's name (repeated, in order).
+        #[arg(long = rea::capture::wire::INTERPRETER_ARGV_OPTION, value_name = "ARG", allow_hyphen_values = true)]
+        interpreter_argv: Vec<std::ffi::OsString>,
     },
 }
 
@@ -345,7 +350,8 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         } => radare2_host::run(&libr, &settings, &file),
         Command::CaptureHost {
             inherited_descriptors,
-        } => capture_host::run(inherited_descriptors),
+            interpreter_argv,
+        } => capture_host::run(inherited_descriptors, interpreter_argv),
     }
 }
 

@@ -12,8 +12,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::capture::interpreter::{InterpreterError, Program};
 use crate::capture::types::Network;
-use crate::ground::confined::{ConfinedDir, ConfinedFile, Node, OpenError, Roots};
+use crate::ground::confined::{ConfinedDir, Node, OpenError, Roots};
 use crate::ground::text::{EXCERPT_CHARS, excerpt};
 
 /// Largest capture config file and `/etc/passwd` read.
@@ -236,45 +237,33 @@ impl CapturePolicy {
     /// Opens an executable once, beneath the executable roots (symlinks
     /// followed only while they stay inside); it must be a regular file.
     /// A script's `#!` interpreter, and that interpreter's own, must be
-    /// absolute paths inside the executable roots too.
-    pub fn executable(&self, path: &str) -> Result<(PathBuf, ConfinedFile), CapturePathError> {
+    /// absolute paths inside the executable roots too: they are read once,
+    /// here, and opened beneath the roots, and the capture runs the
+    /// interpreter opened here (see [`crate::capture::interpreter`]).
+    pub fn executable(&self, path: &str) -> Result<(PathBuf, Program), CapturePathError> {
         let (absolute, node) = open_in(path, "executable", &self.executable_roots)?;
         let file = node
             .into_file()
             .map_err(|_| wrong_kind("executable", path))?;
-        self.check_interpreters(path, &file)?;
-        Ok((absolute, file))
-    }
-
-    /// Follows the `#!` chain of `file` (at most [`MAX_INTERPRETER_DEPTH`]
-    /// scripts, as the kernel does), opening each interpreter beneath the
-    /// executable roots.
-    fn check_interpreters(&self, path: &str, file: &ConfinedFile) -> Result<(), CapturePathError> {
-        let refuse = |reason: &str| CapturePathError::Interpreter {
+        let program = Program::resolve(file, &mut |interpreter| {
+            self.executable_roots.open_file(interpreter)
+        })
+        .map_err(|e| CapturePathError::Interpreter {
             path: excerpt(path, EXCERPT_CHARS),
-            reason: reason.to_string(),
-        };
-        let mut current = file.try_clone().map_err(|_| refuse("cannot be read"))?;
-        for _ in 0..MAX_INTERPRETER_DEPTH {
-            let head = current
-                .prefix(SHEBANG_BYTES)
-                .map_err(|_| refuse("cannot be read"))?;
-            let Some(interpreter) = shebang_interpreter(&head) else {
-                return Ok(());
-            };
-            let interpreter = interpreter.ok_or_else(|| refuse("is not an absolute path"))?;
-            current = match self.executable_roots.open_file(&interpreter) {
-                Ok(f) => f,
-                Err(OpenError::OutsideRoots { .. }) => {
-                    return Err(refuse(
-                        "lies outside the operator's executable roots; install the interpreter \
-                         under an executable root or run a binary",
-                    ));
+            reason: match e {
+                InterpreterError::Unreadable(_) => "cannot be read",
+                InterpreterError::Relative => "is not an absolute path",
+                InterpreterError::Unrunnable => "is missing or cut off",
+                InterpreterError::Open(OpenError::OutsideRoots { .. }) => {
+                    "lies outside the operator's executable roots; install the interpreter \
+                     under an executable root or run a binary"
                 }
-                Err(_) => return Err(refuse("cannot be opened as a regular file")),
-            };
-        }
-        Err(refuse("chain is deeper than the kernel follows"))
+                InterpreterError::Open(_) => "cannot be opened as a regular file",
+                InterpreterError::TooDeep => "chain is deeper than the kernel follows",
+            }
+            .to_string(),
+        })?;
+        Ok((absolute, program))
     }
 
     /// Opens a working directory once, beneath the working roots.
@@ -288,29 +277,6 @@ impl CapturePolicy {
             .map_err(|_| wrong_kind("working_directory", path))?;
         Ok((absolute, dir))
     }
-}
-
-/// Scripts the kernel follows before refusing (`BINPRM_MAX_RECURSION`).
-const MAX_INTERPRETER_DEPTH: usize = 4;
-/// The kernel reads this much of a script's first line.
-const SHEBANG_BYTES: u64 = 256;
-
-/// `None` when `head` is not a script; `Some(None)` when its interpreter is
-/// not an absolute path; else the interpreter's path.
-fn shebang_interpreter(head: &[u8]) -> Option<Option<PathBuf>> {
-    let rest = head.strip_prefix(b"#!")?;
-    let line = rest.split(|&b| b == b'\n').next().unwrap_or(rest);
-    let line = line
-        .iter()
-        .position(|&b| b != b' ' && b != b'\t')
-        .map_or(&[][..], |start| &line[start..]);
-    let end = line
-        .iter()
-        .position(|&b| b == b' ' || b == b'\t' || b == b'\0')
-        .unwrap_or(line.len());
-    let name = &line[..end];
-    use std::os::unix::ffi::OsStrExt;
-    Some((name.first() == Some(&b'/')).then(|| PathBuf::from(std::ffi::OsStr::from_bytes(name))))
 }
 
 /// `path` is not what `field` needs: the executable a regular file, the
@@ -482,7 +448,7 @@ mod tests {
         let policy = CapturePolicy::new(enabled(&exec_root, &work_root)).unwrap();
 
         std::fs::write(&program, b"\x7fELF-not-a-script").unwrap();
-        let (path, _file) = policy.executable(program.to_str().unwrap()).unwrap();
+        let (path, _program) = policy.executable(program.to_str().unwrap()).unwrap();
         assert_eq!(path, program);
         assert!(matches!(
             policy.executable("bin/tool"),

@@ -135,7 +135,7 @@ fn capture_draft(
     }
     // Opened once beneath the operator's roots; the host runs the program
     // from these descriptors.
-    let (executable, executable_file) = policy
+    let (executable, program) = policy
         .executable(&input.executable)
         .map_err(ToolError::from)?;
     let (working_directory, working_dir) = policy
@@ -159,9 +159,9 @@ fn capture_draft(
     scenario
         .validate()
         .map_err(|e| scrubbed(ToolError::from(e)))?;
-    let subject = subject_of(&executable_file, &scenario.executable)?;
+    let subject = subject_of(&program.file, &scenario.executable)?;
     let opened = capture::Opened {
-        executable: executable_file.as_fd(),
+        program: &program,
         working_directory: working_dir.as_fd(),
     };
     let stop = || interrupted().is_some();

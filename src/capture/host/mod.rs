@@ -8,23 +8,29 @@
 //! can be found through `/proc` (ppid == host) and is reaped here.
 
 mod output;
+mod seccomp;
 mod spawn;
 mod stop;
 mod trace;
 
 use std::collections::BTreeSet;
+use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 use super::error::CaptureError;
 use super::files;
+use super::interpreter::Program;
 use super::procfs;
 use super::redact::Secrets;
 use super::types::{
     CRASH_SIGNALS, Capture, Cleanup, Exit, ExitReason, SCHEMA_VERSION, Scenario, Timing, Tracing,
 };
-use super::wire::{EXECUTABLE_FD, HostReply, MAX_SCENARIO_BYTES, WORKING_FD};
+use super::wire::{
+    EXECUTABLE_FD, HostReply, INTERPRETER_ARGV_OPTION, INTERPRETER_FD, MAX_SCENARIO_BYTES,
+    WORKING_FD,
+};
 use output::Collector;
 
 /// Between SIGTERM and SIGKILL at a timeout.
@@ -41,9 +47,12 @@ const TICK_MS: i32 = 10;
 ///
 /// `inherited`: the executable and working directory are already this
 /// process's descriptors [`EXECUTABLE_FD`] and [`WORKING_FD`] (the server
-/// opened them beneath its roots). Otherwise the scenario's paths are
-/// opened here, once, and placed there.
-pub fn serve(inherited: bool) -> std::io::Result<()> {
+/// opened them beneath its roots), and, when `interpreter_argv` is not
+/// empty, the executable is a script whose interpreter (which the server
+/// decided from the script's `#!` line) is [`INTERPRETER_FD`]. Otherwise
+/// the scenario's paths are opened here, once, the interpreter decided
+/// here, and all placed there.
+pub fn serve(inherited: bool, interpreter_argv: Vec<OsString>) -> std::io::Result<()> {
     stop::install()?;
     let mut input = Vec::new();
     std::io::stdin()
@@ -61,8 +70,8 @@ pub fn serve(inherited: bool) -> std::io::Result<()> {
                 // serde's message names the field, never a string value.
                 reason: format!("is not valid JSON for a scenario: {e}"),
             }),
-            Ok(scenario) => match place_descriptors(&scenario, inherited)
-                .and_then(|script| run(&scenario, script))
+            Ok(scenario) => match place_descriptors(&scenario, inherited, interpreter_argv)
+                .and_then(|launch| run(&scenario, &launch))
             {
                 Ok(capture) => HostReply::Captured {
                     capture: Box::new(capture),
@@ -77,38 +86,63 @@ pub fn serve(inherited: bool) -> std::io::Result<()> {
     out.flush()
 }
 
-/// Puts the executable on [`EXECUTABLE_FD`] and the working directory on
-/// [`WORKING_FD`] (opening the scenario's paths unless `inherited`), checks
-/// their kinds through the descriptors, and says whether the executable is
-/// a script (`#!`).
-fn place_descriptors(scenario: &Scenario, inherited: bool) -> Result<bool, CaptureError> {
+/// Puts the executable on [`EXECUTABLE_FD`], the working directory on
+/// [`WORKING_FD`] and a script's interpreter on [`INTERPRETER_FD`]
+/// (opening the scenario's paths and deciding the interpreter unless
+/// `inherited`), checks their kinds through the descriptors, and says how
+/// the program is started. The `#!` line is never read here when the
+/// server decided it.
+fn place_descriptors(
+    scenario: &Scenario,
+    inherited: bool,
+    interpreter_argv: Vec<OsString>,
+) -> Result<Launch, CaptureError> {
     let spawn_error = |what: &str, e: &dyn std::fmt::Display| {
         CaptureError::Spawn(format!("the {what} cannot be used: {e}"))
     };
-    if !inherited {
-        use std::os::fd::IntoRawFd;
+    let launch = if inherited {
+        Launch::from_argv(interpreter_argv)
+    } else {
+        if !interpreter_argv.is_empty() {
+            return Err(CaptureError::InvalidScenario {
+                field: INTERPRETER_ARGV_OPTION.into(),
+                reason: "is given only with the descriptors the server opened".into(),
+            });
+        }
+        use std::os::fd::{IntoRawFd, OwnedFd};
         let roots = crate::ground::confined::Roots::default();
         let executable = roots
             .open_file(&scenario.executable)
-            .map_err(|e| spawn_error("executable", &e))?
-            .into_file()
-            .into_raw_fd();
+            .map_err(|e| spawn_error("executable", &e))?;
+        let program = Program::resolve(executable, &mut |path| roots.open_file(path))
+            .map_err(|e| spawn_error("executable", &format!("its #! interpreter {e}")))?;
         let working = roots
             .open_dir(&scenario.working_directory)
             .map_err(|e| spawn_error("working directory", &e))?
-            .into_fd()
-            .into_raw_fd();
-        // Both move above the two numbers first, so placing one can never
-        // close the other (either may already sit on 3 or 4).
-        let mut high = [0; 2];
-        for (slot, fd) in high.iter_mut().zip([executable, working]) {
+            .into_fd();
+        let mut placed: Vec<(OwnedFd, i32)> = vec![
+            (program.file.into_file().into(), EXECUTABLE_FD),
+            (working, WORKING_FD),
+        ];
+        let launch = match program.interpreter {
+            Some(interpreter) => {
+                placed.push((interpreter.file.into_file().into(), INTERPRETER_FD));
+                Launch::from_argv(interpreter.argv)
+            }
+            None => Launch::Binary,
+        };
+        // All move above the numbers first, so placing one can never
+        // close another (any may already sit on 3, 4 or 5).
+        let mut high = Vec::with_capacity(placed.len());
+        for (fd, at) in placed {
+            let fd = fd.into_raw_fd();
             // SAFETY: descriptor calls on descriptors this function owns.
             unsafe {
-                *slot = libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 10);
+                high.push((libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 10), at));
                 libc::close(fd);
             }
         }
-        for (fd, at) in high.into_iter().zip([EXECUTABLE_FD, WORKING_FD]) {
+        for (fd, at) in high {
             // SAFETY: as above.
             let placed = unsafe { fd >= 0 && libc::dup3(fd, at, libc::O_CLOEXEC) >= 0 };
             // SAFETY: as above.
@@ -119,7 +153,8 @@ fn place_descriptors(scenario: &Scenario, inherited: bool) -> Result<bool, Captu
                 ));
             }
         }
-    }
+        launch
+    };
     // SAFETY: fstat into a local struct.
     let kind = |fd: i32| unsafe {
         let mut st: libc::stat = std::mem::zeroed();
@@ -128,16 +163,42 @@ fn place_descriptors(scenario: &Scenario, inherited: bool) -> Result<bool, Captu
     if kind(EXECUTABLE_FD) != Some(libc::S_IFREG) {
         return Err(spawn_error("executable", &"it is not an open regular file"));
     }
+    if matches!(launch, Launch::Script { .. }) && kind(INTERPRETER_FD) != Some(libc::S_IFREG) {
+        return Err(spawn_error(
+            "interpreter",
+            &"it is not an open regular file",
+        ));
+    }
     if kind(WORKING_FD) != Some(libc::S_IFDIR) {
         return Err(spawn_error(
             "working directory",
             &"it is not an open directory",
         ));
     }
-    let mut magic = [0u8; 2];
-    // SAFETY: pread into a local buffer.
-    let n = unsafe { libc::pread(EXECUTABLE_FD, magic.as_mut_ptr().cast(), 2, 0) };
-    Ok(n == 2 && magic == *b"#!")
+    Ok(launch)
+}
+
+/// How the target is started. Either way the kernel executes a
+/// descriptor with close-on-exec set, so it never reads a `#!` line: a
+/// file that became a script after it was read fails to start (`ENOENT`)
+/// instead of running an interpreter nobody checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Launch {
+    /// [`EXECUTABLE_FD`] itself.
+    Binary,
+    /// [`INTERPRETER_FD`], with `argv` then `/dev/fd/3` (the script,
+    /// left open across exec) then the scenario's arguments.
+    Script { argv: Vec<OsString> },
+}
+
+impl Launch {
+    fn from_argv(argv: Vec<OsString>) -> Launch {
+        if argv.is_empty() {
+            Launch::Binary
+        } else {
+            Launch::Script { argv }
+        }
+    }
 }
 
 fn set_nonblocking(fd: i32) {
@@ -291,9 +352,9 @@ fn millis(tv: libc::timeval) -> u64 {
 /// every child it has): `rea capture-host`.
 ///
 /// The executable and working directory are [`EXECUTABLE_FD`] and
-/// [`WORKING_FD`] (see [`serve`]); `script` says the executable starts
-/// with `#!`.
-pub fn run(scenario: &Scenario, script: bool) -> Result<Capture, CaptureError> {
+/// [`WORKING_FD`], and a script's interpreter [`INTERPRETER_FD`] (see
+/// [`serve`]); `launch` says which runs.
+pub fn run(scenario: &Scenario, launch: &Launch) -> Result<Capture, CaptureError> {
     scenario.validate()?;
     let secrets = Secrets::of(scenario);
     // SAFETY: prctl with integer arguments.
@@ -315,7 +376,7 @@ pub fn run(scenario: &Scenario, script: bool) -> Result<Capture, CaptureError> {
             cleanup_verified: true,
         });
     }
-    let mut spawned = spawn::spawn(scenario, script)?;
+    let mut spawned = spawn::spawn(scenario, launch)?;
     let target = spawned.pid;
     tracing::debug!(
         pid = target,

@@ -10,6 +10,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 
+use super::Launch;
+use super::seccomp::Filter;
 use crate::capture::error::CaptureError;
 use crate::capture::types::{NOBODY, Network, RunAs, Scenario};
 
@@ -55,13 +57,20 @@ fn pipe_cloexec() -> io::Result<(OwnedFd, OwnedFd)> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
-use crate::capture::wire::{EXECUTABLE_FD, WORKING_FD};
+use crate::capture::wire::{EXECUTABLE_FD, INTERPRETER_FD, WORKING_FD};
 
 /// What the child reports through its close-on-exec pipe: a tag and an
-/// errno. `PTRACE` is not fatal (the run goes on untraced); `NETWORK` is
-/// (nothing runs without the isolation the scenario asked for).
+/// errno. `PTRACE` is not fatal (the run goes on untraced); `NETWORK` and
+/// `FILTER` are (nothing runs without the isolation the scenario asked
+/// for); `EXEC` says the failure was `execveat`'s own.
 const REPORT_PTRACE: u8 = b'P';
 const REPORT_NETWORK: u8 = b'N';
+const REPORT_FILTER: u8 = b'F';
+const REPORT_EXEC: u8 = b'X';
+
+/// The script's name in its interpreter's argument vector: the descriptor
+/// it is left open on, as the kernel names a script run from a descriptor.
+const SCRIPT_NAME: &str = "/dev/fd/3";
 
 fn c_string(field: &str, text: &[u8]) -> Result<CString, CaptureError> {
     CString::new(text).map_err(|_| CaptureError::InvalidScenario {
@@ -139,23 +148,40 @@ unsafe fn report(fd: i32, tag: u8) {
 
 /// Forks and execs the target from the descriptors [`EXECUTABLE_FD`] and
 /// [`WORKING_FD`]: own session, an isolated network unless the scenario
-/// says `host`, rlimits, unprivileged ids, no new privileges, death signal,
-/// ptrace, exactly the scenario's environment, stdio pipes. `script` keeps
-/// the executable's descriptor open across exec, where the interpreter
-/// reads the script through it (`/dev/fd/3`).
-pub fn spawn(scenario: &Scenario, script: bool) -> Result<Spawned, CaptureError> {
+/// says `host` (its own namespace, and the [`seccomp`](super::seccomp)
+/// filter that keeps it off the host's Unix sockets), rlimits,
+/// unprivileged ids, no new privileges, death signal, ptrace, exactly the
+/// scenario's environment, stdio pipes. A [`Launch::Script`] runs its
+/// interpreter from [`INTERPRETER_FD`], with the executable's descriptor
+/// left open across exec for it to read the script through (`/dev/fd/3`).
+/// The descriptor executed is always close-on-exec, so the kernel never
+/// takes it for a script and never picks an interpreter itself.
+pub fn spawn(scenario: &Scenario, launch: &Launch) -> Result<Spawned, CaptureError> {
     let who = identity(scenario)?;
-    let argv: Vec<CString> = std::iter::once(c_string(
-        "executable",
-        scenario.executable.as_os_str().as_bytes(),
-    ))
-    .chain(
-        scenario
-            .arguments
-            .iter()
-            .map(|a| c_string("arguments", a.as_bytes())),
-    )
-    .collect::<Result<_, _>>()?;
+    let arguments = scenario
+        .arguments
+        .iter()
+        .map(|a| c_string("arguments", a.as_bytes()));
+    let (program_fd, argv): (i32, Vec<CString>) = match launch {
+        Launch::Binary => (
+            EXECUTABLE_FD,
+            std::iter::once(c_string(
+                "executable",
+                scenario.executable.as_os_str().as_bytes(),
+            ))
+            .chain(arguments)
+            .collect::<Result<_, _>>()?,
+        ),
+        Launch::Script { argv } => (
+            INTERPRETER_FD,
+            argv.iter()
+                .map(|a| c_string("interpreter", a.as_bytes()))
+                .chain(std::iter::once(c_string("script", SCRIPT_NAME.as_bytes())))
+                .chain(arguments)
+                .collect::<Result<_, _>>()?,
+        ),
+    };
+    let script = matches!(launch, Launch::Script { .. });
     let envp: Vec<CString> = scenario
         .environment
         .iter()
@@ -167,6 +193,16 @@ pub fn spawn(scenario: &Scenario, script: bool) -> Result<Spawned, CaptureError>
         loopback: loopback_request(),
     };
     let isolate = scenario.network == Network::Isolated;
+    let filter = if isolate {
+        Some(Filter::new().ok_or_else(|| {
+            CaptureError::NetworkIsolation(format!(
+                "rea has no seccomp filter for {}",
+                std::env::consts::ARCH
+            ))
+        })?)
+    } else {
+        None
+    };
     let l = scenario.limits;
     let rlimits = [
         (libc::RLIMIT_NPROC, l.processes),
@@ -246,9 +282,32 @@ pub fn spawn(scenario: &Scenario, script: bool) -> Result<Spawned, CaptureError>
             if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1 as libc::c_ulong, 0, 0, 0) != 0 {
                 return Err(io::Error::last_os_error());
             }
+            if let Some(filter) = &filter
+                && !filter.install()
+            {
+                report(report_fd, REPORT_FILTER);
+                return Err(io::Error::last_os_error());
+            }
+            // The script stays open for its interpreter; what is executed
+            // is close-on-exec, which the kernel refuses to run as a script.
             let keep = if script { 0 } else { libc::FD_CLOEXEC };
             if libc::fcntl(EXECUTABLE_FD, libc::F_SETFD, keep) != 0
                 || libc::fcntl(WORKING_FD, libc::F_SETFD, libc::FD_CLOEXEC) != 0
+                || (script && libc::fcntl(INTERPRETER_FD, libc::F_SETFD, libc::FD_CLOEXEC) != 0)
+            {
+                return Err(io::Error::last_os_error());
+            }
+            // The kernel no longer executes the script, so its own check
+            // is made here: the script must be executable by this account
+            // on a mount that allows it, as for `execve`.
+            if script
+                && libc::syscall(
+                    libc::SYS_faccessat2,
+                    EXECUTABLE_FD,
+                    c"".as_ptr(),
+                    libc::X_OK,
+                    libc::AT_EMPTY_PATH | libc::AT_EACCESS,
+                ) != 0
             {
                 return Err(io::Error::last_os_error());
             }
@@ -258,12 +317,13 @@ pub fn spawn(scenario: &Scenario, script: bool) -> Result<Spawned, CaptureError>
             }
             libc::syscall(
                 libc::SYS_execveat,
-                EXECUTABLE_FD,
+                program_fd,
                 c"".as_ptr(),
                 image.argv.as_ptr(),
                 image.envp.as_ptr(),
                 libc::AT_EMPTY_PATH,
             );
+            report(report_fd, REPORT_EXEC);
         }
         Err(io::Error::last_os_error())
     };
@@ -290,10 +350,26 @@ pub fn spawn(scenario: &Scenario, script: bool) -> Result<Spawned, CaptureError>
     let child = match spawned {
         Ok(child) => child,
         Err(e) => {
-            return Err(match reported(REPORT_NETWORK) {
-                Some(why) => CaptureError::NetworkIsolation(format!("unshare: {why}")),
-                None => CaptureError::Spawn(e.to_string()),
-            });
+            return Err(
+                match (
+                    reported(REPORT_NETWORK),
+                    reported(REPORT_FILTER),
+                    reported(REPORT_EXEC),
+                ) {
+                    (Some(why), _, _) => CaptureError::NetworkIsolation(format!("unshare: {why}")),
+                    (_, Some(why), _) => {
+                        CaptureError::NetworkIsolation(format!("seccomp filter: {why}"))
+                    }
+                    (_, _, Some(why)) if why.raw_os_error() == Some(libc::ENOENT) => {
+                        CaptureError::Spawn(format!(
+                            "execveat: {why}: the program's ELF loader is missing, or the file \
+                             became a #! script after rea read it (rea runs a script only \
+                             through the interpreter it decided when the call was made)"
+                        ))
+                    }
+                    _ => CaptureError::Spawn(e.to_string()),
+                },
+            );
         }
     };
     let traced = match reported(REPORT_PTRACE) {

@@ -428,8 +428,9 @@ impl ErrorCode {
                  working directory."
             }
             NetworkIsolationUnavailable => {
-                "Nothing ran. The operator can run rea as root, enable unprivileged user \
-                 namespaces, or allow host networking with --capture-network host."
+                "Nothing ran. The operator can run rea as root or enable unprivileged user \
+                 namespaces (for the network namespace), run it on a kernel with seccomp filters \
+                 (x86-64 or aarch64), or allow host networking with --capture-network host."
             }
             CaptureTimeout => "Lower timeout_ms or the limits and capture again.",
             CaptureFailed => {
