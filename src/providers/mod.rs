@@ -7,6 +7,7 @@
 
 pub mod code;
 pub mod demangle;
+pub mod limitations;
 pub mod native;
 pub mod radare2;
 

@@ -146,10 +146,47 @@ fn artifact_tool(tool: ToolName) -> bool {
     matches!(tool, ToolName::InspectArtifact)
 }
 
+/// The most bytes of JSON any answer of any tool may have, whatever the
+/// file holds and the call asks for. Each tool bounds its items so that its
+/// largest answer stays below this (and its default answer below 32 KiB);
+/// this ceiling is the backstop: an answer past it is refused with
+/// `answer_too_large`, never sent.
+pub const MAX_ANSWER_BYTES: usize = 4 << 20;
+
 /// Runs one call of `tool`: its arguments parsed into the tool's input,
-/// then its `run`.
+/// then its `run`, held to [`MAX_ANSWER_BYTES`].
 pub fn call(tool: ToolName, arguments: JsonObject, call: &Call<'_>) -> ToolOutput {
-    output(registry::run(tool, arguments, call))
+    within_ceiling(output(registry::run(tool, arguments, call)))
+}
+
+/// `output`, or `answer_too_large` when its JSON passes [`MAX_ANSWER_BYTES`].
+fn within_ceiling(output: ToolOutput) -> ToolOutput {
+    let bytes = json_len(&output.to_json());
+    if bytes <= MAX_ANSWER_BYTES {
+        return output;
+    }
+    ToolOutput::Failure(ToolError::new(
+        ErrorCode::AnswerTooLarge,
+        format!("the answer would be {bytes} bytes, past the ceiling of {MAX_ANSWER_BYTES}"),
+    ))
+}
+
+/// Bytes of `value` as compact JSON, counted without keeping them.
+fn json_len(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing a `Value` to a sink that never fails cannot fail.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
 }
 
 fn output(outcome: HandlerResult) -> ToolOutput {
@@ -171,6 +208,23 @@ mod tests {
 
     /// Templates are checked against the catalog's `parameters` (build.rs
     /// cannot see the schemas), so those must be exactly the schema's fields.
+    #[test]
+    fn an_answer_past_the_ceiling_is_refused_and_one_below_passes() {
+        let big = ToolOutput::Success {
+            result: json!({"text": "x".repeat(MAX_ANSWER_BYTES)}),
+            evidence: None,
+        };
+        let refused = within_ceiling(big).to_json();
+        assert_eq!(refused["error"]["code"], json!("answer_too_large"));
+        assert!(refused.to_string().len() < 1024);
+        let small = ToolOutput::Success {
+            result: json!({"text": "x"}),
+            evidence: None,
+        };
+        assert!(!within_ceiling(small).is_error());
+        assert_eq!(json_len(&json!({"a": [1, 2]})), r#"{"a":[1,2]}"#.len());
+    }
+
     #[test]
     fn catalog_parameters_are_the_input_schema_fields() {
         for tool in ToolName::ALL {

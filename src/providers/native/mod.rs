@@ -35,6 +35,8 @@ mod words;
 #[cfg(test)]
 pub(crate) mod fixtures;
 #[cfg(test)]
+pub(crate) mod synth_elf;
+#[cfg(test)]
 mod tests;
 
 use std::path::{Path, PathBuf};
@@ -45,6 +47,7 @@ use memmap2::Mmap;
 use crate::ground::confined::ConfinedFile;
 
 use super::code::{CallEdge, FunctionDossier, UnresolvedKind, Xref};
+use super::limitations::Limitations;
 use super::{Format, Inventory, Overview, ProviderError};
 use code_map::CodeMap;
 
@@ -338,18 +341,17 @@ impl NativeImage {
             } else {
                 procedures::inventory(&file, candidates.into_iter().chain(recovered.candidates))
             };
-            inventory.limitations.extend(recovered.limitations);
-            inventory.limitations.extend(discovered.limitations);
-            inventory
-                .limitations
-                .extend(thunks.limitations.iter().cloned());
-            if let Some(sentence) = self.unbound_imports_note(document, &thunks) {
-                inventory.limitations.push(sentence);
-            }
-            inventory.limitations.extend(go.limitations);
-            inventory
-                .limitations
-                .extend(code.limitations.iter().cloned());
+            // Every source's sentences, each kind once (see `Limitations`).
+            let limitations = std::mem::take(&mut inventory.limitations)
+                .into_iter()
+                .chain(recovered.limitations)
+                .chain(discovered.limitations)
+                .chain(thunks.limitations.iter().cloned())
+                .chain(self.unbound_imports_note(document, &thunks))
+                .chain(go.limitations)
+                .chain(code.limitations.iter().cloned())
+                .collect::<Limitations>();
+            inventory.limitations = limitations.sentences();
             Ok(Arc::new(inventory))
         })
     }
@@ -561,13 +563,20 @@ impl NativeImage {
             return None;
         }
         let needed = self.layout(document).ok()?.needed_libraries;
+        // A few names, then a count: a hostile file may need thousands.
+        const NAMED: usize = 8;
+        let more = match needed.len().saturating_sub(NAMED) {
+            0 => String::new(),
+            more => format!(" and {more} more (inspect_binary_layout lists them)"),
+        };
         let candidates = if needed.is_empty() {
             "the file names no needed library".to_owned()
         } else {
             format!(
-                "any of the libraries the file needs may provide them: {}",
+                "any of the libraries the file needs may provide them: {}{more}",
                 needed
                     .iter()
+                    .take(NAMED)
                     .map(|name| crate::ground::text::excerpt(name, 128))
                     .collect::<Vec<_>>()
                     .join(", ")

@@ -18,6 +18,7 @@ pub enum ErrorCode {
     InvalidPattern,
     Cancelled,
     CallTimeout,
+    AnswerTooLarge,
     PolicyDisabled,
     // The target and its documents.
     TargetRequired,
@@ -118,6 +119,7 @@ impl ErrorCode {
             InvalidPattern => "invalid_pattern",
             Cancelled => "cancelled",
             CallTimeout => "call_timeout",
+            AnswerTooLarge => "answer_too_large",
             PolicyDisabled => "policy_disabled",
             TargetRequired => "target_required",
             NoCodeDocuments => "no_code_documents",
@@ -208,6 +210,10 @@ impl ErrorCode {
                 "Fix the regular expression, or pass mode literal to search for the text as written."
             }
             Cancelled => "Nothing was recorded; call again when you want the result.",
+            AnswerTooLarge => {
+                "Ask for less: a smaller limit or max_instructions, or one list at a time with \
+                 offset and limit."
+            }
             CallTimeout => {
                 "Nothing was recorded. Ask for less (a smaller file, a shorter capture), or ask the \
                  operator for a longer --call-timeout."

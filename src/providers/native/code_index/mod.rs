@@ -51,7 +51,7 @@ impl CodeIndex {
     ) -> CodeIndex {
         let mut index = CodeIndex {
             arch,
-            limitations: code.limitations.clone(),
+            limitations: code.limitations.sentences(),
             ..CodeIndex::default()
         };
         let Some(arch) = arch else {
