@@ -7,6 +7,7 @@
 
 pub mod code;
 pub mod demangle;
+pub mod interrupt;
 pub mod limitations;
 pub mod native;
 pub mod radare2;
@@ -254,6 +255,10 @@ pub enum ProviderError {
     },
     #[error("no document named {name:?}; the target's documents are: {available}")]
     UnknownDocument { name: String, available: String },
+    /// The call that asked stopped the work (see [`interrupt`]); nothing
+    /// of it was kept.
+    #[error("the analysis was interrupted before it finished; nothing of it was kept")]
+    Interrupted,
 }
 
 /// Lowercase `0x`-prefixed hex without padding: the one address spelling.

@@ -11,11 +11,13 @@
 
 mod c_runtime;
 mod calls;
+mod cell;
 mod code_index;
 mod code_map;
 pub mod disasm;
 pub(crate) mod discovery;
 mod documents;
+mod elf_relocations;
 mod entry;
 mod extents;
 mod function;
@@ -47,6 +49,7 @@ use memmap2::Mmap;
 use crate::ground::confined::ConfinedFile;
 
 use super::code::{CallEdge, FunctionDossier, UnresolvedKind, Xref};
+use super::interrupt;
 use super::limitations::Limitations;
 use super::{Format, Inventory, Overview, ProviderError};
 use code_map::CodeMap;
@@ -87,7 +90,7 @@ pub fn layouts_of_bytes(
 }
 
 /// One document's lazily computed value (or the error computing it).
-type Cached<T> = OnceLock<Result<Arc<T>, ProviderError>>;
+type Cached<T> = cell::Cell<T>;
 
 /// Documented cap of an inventory: at most this many distinct procedure
 /// addresses are kept (the lowest ones); the inventory is then `truncated`.
@@ -212,7 +215,9 @@ impl NativeImage {
         let classified = documents::classify(&map, path)?;
         let count = classified.documents.len();
         fn cells<T>(count: usize) -> Vec<Cached<T>> {
-            std::iter::repeat_with(OnceLock::new).take(count).collect()
+            std::iter::repeat_with(Cached::default)
+                .take(count)
+                .collect()
         }
         Ok(NativeImage {
             path: path.to_path_buf(),
@@ -283,8 +288,11 @@ impl NativeImage {
             // sections) need no code index: read them on a second core
             // while the code is swept. Their result, error included, is
             // cached for recovery to pick up.
+            let check = interrupt::current();
             let code = std::thread::scope(|scope| {
-                let pointers = scope.spawn(|| self.data_pointers(document).is_ok());
+                let pointers = scope.spawn(|| {
+                    interrupt::with_check(check, || self.data_pointers(document).is_ok())
+                });
                 let code = self.code_index(document, progress);
                 let _read = pointers.join();
                 code
@@ -709,7 +717,7 @@ impl NativeImage {
 
     /// What one document's cell holds, computed by `init` on first call.
     /// Errors are cached too: they are a pure function of the (immutable)
-    /// mapped bytes.
+    /// mapped bytes; interrupted work is not (see [`cell::Cell`]).
     fn cached<T>(
         &self,
         cells: &[Cached<T>],
@@ -720,7 +728,6 @@ impl NativeImage {
             .get(document)
             .ok_or_else(|| self.unknown_index(document))?
             .get_or_init(init)
-            .clone()
     }
 
     fn unknown_document(&self, name: String) -> ProviderError {

@@ -64,7 +64,11 @@ impl CodeIndex {
         };
         let meter = Meter::new(progress, code.byte_len());
         let mut facts = Facts::default();
+        let mut checkpoint = crate::providers::interrupt::Checkpoint::new();
         for region in code.regions() {
+            if checkpoint.stop() {
+                break;
+            }
             split::sweep_region(arch, region, code, &meter, &mut facts);
         }
         meter.finish();

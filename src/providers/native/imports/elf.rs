@@ -16,6 +16,7 @@ use object::{
 
 use super::{Builder, name_text, plt};
 use crate::providers::native::code_map::CodeMap;
+use crate::providers::native::elf_relocations::DynamicRelocations;
 
 /// What a dynamic relocation type means for imports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,13 +52,13 @@ pub(super) fn read(file: &object::File<'_>, code: &CodeMap<'_>, out: &mut Builde
         object::File::Elf64(elf) => version_files(elf),
         _ => HashMap::new(),
     };
-    let Some(relocations) = file.dynamic_relocations() else {
+    let Some(mut relocations) = DynamicRelocations::of(file) else {
         return;
     };
     let symbols = file.dynamic_symbol_table();
     let mut ifunc_names: Option<HashMap<u64, String>> = None;
     let mut unnamed_ifuncs = 0usize;
-    for (slot, relocation) in relocations {
+    for (slot, relocation) in relocations.by_ref() {
         let RelocationFlags::Elf { r_type } = relocation.flags() else {
             continue;
         };
@@ -103,6 +104,9 @@ pub(super) fn read(file: &object::File<'_>, code: &CodeMap<'_>, out: &mut Builde
             }
             None => {}
         }
+    }
+    if relocations.capped() {
+        out.note(DynamicRelocations::limitation("imports"));
     }
     if unnamed_ifuncs > 0 {
         out.note(format!(

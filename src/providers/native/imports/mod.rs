@@ -27,6 +27,7 @@ use std::collections::HashMap;
 use object::BinaryFormat;
 
 use super::code_map::CodeMap;
+use crate::providers::interrupt::Checkpoint;
 
 /// Most slot and stub entries one table reads; beyond it the rest are
 /// left out and a limitation says so. Real binaries stay far below it
@@ -129,11 +130,19 @@ pub(super) struct Builder {
     entries: usize,
     full: bool,
     limitations: Vec<String>,
+    /// Asks whether the call was interrupted; once it was, every reader
+    /// stops as if the cap were reached (the table is then discarded).
+    checkpoint: Checkpoint,
+    interrupted: bool,
 }
 
 impl Builder {
     /// Whether another entry may be added; the first refusal notes the cap.
     fn room(&mut self) -> bool {
+        if self.checkpoint.stop() {
+            self.interrupted = true;
+            return false;
+        }
         if self.entries < MAX_IMPORT_ENTRIES {
             self.entries += 1;
             return true;
@@ -204,7 +213,7 @@ impl Builder {
 
     /// Whether the entry cap has been reached: readers stop walking.
     pub(super) fn is_full(&self) -> bool {
-        self.entries >= MAX_IMPORT_ENTRIES
+        self.entries >= MAX_IMPORT_ENTRIES || self.interrupted
     }
 
     pub(super) fn note(&mut self, sentence: String) {

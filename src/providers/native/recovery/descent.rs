@@ -3,6 +3,7 @@
 //! until control leaves it or the run reaches claimed bytes, padding or
 //! another procedure's start.
 
+use crate::providers::interrupt::Checkpoint;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::super::disasm::Walker;
@@ -123,6 +124,9 @@ pub(super) struct Descent<'a> {
     /// Branch targets of the first pass, with the start of the procedure
     /// that branched there.
     foreign_targets: HashMap<u64, u64>,
+    /// Stops the walk when the call is interrupted (its result is then
+    /// discarded).
+    checkpoint: Checkpoint,
 }
 
 impl<'a> Descent<'a> {
@@ -151,6 +155,7 @@ impl<'a> Descent<'a> {
             suspect,
             never_return,
             foreign_targets,
+            checkpoint: Checkpoint::new(),
         }
     }
 
@@ -342,6 +347,9 @@ impl<'a> Descent<'a> {
     fn walk_from(&mut self, walked: &mut Walked, start: u64) {
         let mut worklist = vec![(start, Vec::new())];
         while let Some((address, history)) = worklist.pop() {
+            if self.checkpoint.stop() {
+                return;
+            }
             self.run(walked, address, history, &mut worklist);
         }
     }
@@ -832,6 +840,9 @@ impl<'a> Descent<'a> {
         for (start, end) in regions {
             let mut address = start;
             while address < end {
+                if self.checkpoint.stop() {
+                    return;
+                }
                 let Some(unclaimed) = self.claims.next_unclaimed(address) else {
                     break;
                 };
