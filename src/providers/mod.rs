@@ -54,8 +54,9 @@ pub struct Procedure {
     /// How the procedure was found (one or more ways).
     pub sources: Sources,
     /// For an imported function, the library the file binds it to, when
-    /// the file says which.
-    pub library: Option<String>,
+    /// the file says which: the import table's one copy, shared by every
+    /// import of that library.
+    pub library: Option<std::sync::Arc<str>>,
     /// For a fragment (a `.cold` or `.part` piece laid out apart), the
     /// start of the procedure it belongs to.
     pub part_of: Option<u64>,

@@ -320,7 +320,7 @@ impl NativeImage {
                 let address = import.address();
                 let named = |name| {
                     address.map(|address| {
-                        procedures::Candidate::import(address, name, import.library.as_deref())
+                        procedures::Candidate::import(address, name, import.library.as_ref())
                     })
                 };
                 // Mach-O spells C symbols with a leading `_`; the C name is

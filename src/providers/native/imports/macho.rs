@@ -11,6 +11,8 @@ use object::macho;
 use object::read::macho::{MachHeader, MachOFile, Nlist as _, Section as _};
 use object::{Endianness, Object};
 
+use std::sync::Arc;
+
 use super::{Builder, name_text};
 use crate::providers::interrupt::Checkpoint;
 
@@ -32,10 +34,13 @@ fn read_macho<Mach: MachHeader<Endian = Endianness>>(
         return;
     };
     // Ordinal N (1-based) is the N-th dylib load command.
-    let libraries: Vec<Option<String>> = match file.import_libraries() {
+    let libraries: Vec<Option<Arc<str>>> = match file.import_libraries() {
         Ok(libraries) => libraries
             .take(usize::from(macho::MAX_LIBRARY_ORDINAL))
-            .map(|library| library.ok().and_then(|l| name_text(l.name())))
+            .map(|library| {
+                let name = library.ok().and_then(|l| name_text(l.name()))?;
+                Some(out.intern(name))
+            })
             .collect(),
         Err(_) => Vec::new(),
     };
