@@ -8,6 +8,10 @@ mod common;
 
 use std::collections::BTreeSet;
 
+use common::synth_elf::{
+    Contents, Elf, SHF_ALLOC, SHF_EXECINSTR, SHF_WRITE, SHT_DYNAMIC, SHT_PROGBITS, SHT_STRTAB,
+    Section, dynamic,
+};
 use common::{Era, call, connect};
 use rea::tools::ToolName;
 use serde_json::{Value, json};
@@ -278,4 +282,177 @@ async fn tools_list_is_at_most_40_kib() {
         .len();
     println!("tools/list: {bytes} bytes for {} tools", tools.len());
     assert!(bytes <= 40 * 1024, "tools/list is {bytes} bytes");
+}
+
+/// Where the hostile files below map their code.
+const TEXT: u64 = 0x40_1000;
+
+/// An ELF whose dynamic table names one short library 20,000 times.
+fn elf_needing_one_library_20000_times() -> Vec<u8> {
+    let mut elf = Elf::new(TEXT);
+    elf.section(Section::new(
+        ".text",
+        SHT_PROGBITS,
+        SHF_ALLOC | SHF_EXECINSTR,
+        TEXT,
+        vec![0xc3; 16],
+    ));
+    let strings = elf.section(Section::new(
+        ".dynstr",
+        SHT_STRTAB,
+        SHF_ALLOC,
+        0x50_0000,
+        b"\0a.so\0".to_vec(),
+    ));
+    let mut entries: Vec<u8> = (0..20_000).flat_map(|_| dynamic(1, 1)).collect(); // DT_NEEDED
+    entries.extend_from_slice(&dynamic(0, 0));
+    elf.section(
+        Section::new(
+            ".dynamic",
+            SHT_DYNAMIC,
+            SHF_ALLOC | SHF_WRITE,
+            0x60_0000,
+            entries,
+        )
+        .link(strings)
+        .entsize(16),
+    );
+    elf.build()
+}
+
+/// An ELF with 5,000 executable sections over the same 4 KiB of file
+/// bytes: far more code than the file holds, so most are past the budget.
+fn elf_with_5000_executable_sections() -> Vec<u8> {
+    let mut elf = Elf::new(TEXT);
+    let text = elf.section(Section::new(
+        ".text",
+        SHT_PROGBITS,
+        SHF_ALLOC | SHF_EXECINSTR,
+        TEXT,
+        vec![0x90; 4096],
+    ));
+    for index in 0..5_000u64 {
+        let mut copy = Section::new(
+            &format!(".t{index}"),
+            SHT_PROGBITS,
+            SHF_ALLOC | SHF_EXECINSTR,
+            0x100_0000 + index * 0x1000,
+            Vec::new(),
+        );
+        copy.contents = Contents::Shared {
+            section: text,
+            size: 4096,
+        };
+        elf.section(copy);
+    }
+    elf.build()
+}
+
+/// An ELF whose one function (at the entry point) loads the address of
+/// 2,000 different 4,000-character strings, one `lea` each.
+fn elf_with_a_function_naming_2000_long_strings() -> Vec<u8> {
+    const RODATA: u64 = 0x50_0000;
+    const STRING: u64 = 4001;
+    let mut code = Vec::new();
+    for index in 0..2_000u64 {
+        let at = TEXT + code.len() as u64;
+        let target = RODATA + index * STRING;
+        code.extend_from_slice(&[0x48, 0x8d, 0x05]); // lea rax, [rip + disp32]
+        code.extend_from_slice(&((target.wrapping_sub(at + 7)) as u32).to_le_bytes());
+    }
+    code.push(0xc3);
+    let mut rodata = Vec::new();
+    for index in 0..2_000u64 {
+        rodata.extend(format!("{index:04}").bytes());
+        rodata.extend(std::iter::repeat_n(
+            b'a' + (index % 26) as u8,
+            STRING as usize - 5,
+        ));
+        rodata.push(0);
+    }
+    let mut elf = Elf::new(TEXT);
+    elf.section(Section::new(
+        ".text",
+        SHT_PROGBITS,
+        SHF_ALLOC | SHF_EXECINSTR,
+        TEXT,
+        code,
+    ));
+    elf.section(Section::new(
+        ".rodata",
+        SHT_PROGBITS,
+        SHF_ALLOC,
+        RODATA,
+        rodata,
+    ));
+    elf.build()
+}
+
+/// A hostile file (repeated libraries, thousands of sections, a function
+/// naming thousands of long strings) makes no default answer pass 32 KiB,
+/// and the largest answer a call may ask for stays under the ceiling of
+/// every answer without being refused.
+#[tokio::test]
+async fn hostile_files_keep_every_default_answer_within_32_kib() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, bytes: Vec<u8>| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path
+    };
+    let needing = write("needing", elf_needing_one_library_20000_times());
+    let sections = write("sections", elf_with_5000_executable_sections());
+    let strings = write("strings", elf_with_a_function_naming_2000_long_strings());
+    let (client, _server, _) = connect(Era::Modern).await;
+    let mut c = Checker {
+        client,
+        seen: BTreeSet::new(),
+    };
+
+    c.answer("open_binary", json!({"path": needing})).await;
+    let layout = c.answer("inspect_binary_layout", json!({})).await;
+    let needed = &layout["result"]["needed_libraries"];
+    assert_eq!(needed["total"], 1, "{needed}");
+    assert_eq!(needed["items"], json!(["a.so"]));
+    assert_eq!(layout["result"]["needed_libraries_repeated"], 19_999);
+    let page = c
+        .answer("inspect_binary_layout", json!({"list": "needed_libraries"}))
+        .await;
+    assert_eq!(page["result"]["needed_libraries"]["items"], json!(["a.so"]));
+    c.answer("list_procedures", json!({})).await;
+
+    c.answer("open_binary", json!({"path": sections})).await;
+    let listed = c.answer("list_procedures", json!({})).await;
+    let limitations = listed["evidence"]["limitations"].as_array().unwrap();
+    let budget: Vec<&str> = limitations
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|s| s.contains("code analysis budget"))
+        .collect();
+    assert_eq!(
+        budget.len(),
+        1,
+        "one sentence for the kind: {limitations:?}"
+    );
+    c.answer("inspect_binary_layout", json!({})).await;
+
+    c.answer("open_binary", json!({"path": strings})).await;
+    let entry = format!("{TEXT:#x}");
+    let dossier = c
+        .answer("analyze_function", json!({"procedure": entry}))
+        .await;
+    let reference = &dossier["result"]["references"][0];
+    assert_eq!(reference["string_chars"], 4000, "{reference}");
+    assert!(reference["string"].as_str().unwrap().chars().count() <= 241);
+    assert_eq!(dossier["result"]["truncated"], true);
+    let (largest, failed) = call(
+        &c.client,
+        "analyze_function",
+        json!({"procedure": entry, "max_instructions": 20000}),
+    )
+    .await;
+    assert!(!failed, "{}", largest["error"]);
+    let bytes = largest.to_string().len();
+    assert!(bytes <= 4 << 20, "a {bytes}-byte answer");
+    c.answer("trace_feature", json!({"query": "aaaa"})).await;
 }

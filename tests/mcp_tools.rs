@@ -208,7 +208,7 @@ async fn binary_layout_reports_libraries_imports_and_subsystem() {
     call(&client, "open_binary", json!({"path": elf})).await;
     let (layout, failed) = call(&client, "inspect_binary_layout", json!({})).await;
     assert!(!failed, "{layout}");
-    assert_eq!(layout["result"]["needed_libraries"], json!(needed));
+    assert_eq!(layout["result"]["needed_libraries"]["items"], json!(needed));
     let (sections, _) = call(
         &client,
         "inspect_binary_layout",
@@ -235,7 +235,7 @@ async fn binary_layout_reports_libraries_imports_and_subsystem() {
     let result = &layout["result"];
     assert_eq!(result["pe_subsystem"], "windows-cui");
     assert_eq!(result["entry_point"], "0x14008c940");
-    assert_eq!(result["needed_libraries"], json!(["kernel32.dll"]));
+    assert_eq!(result["needed_libraries"]["items"], json!(["kernel32.dll"]));
     // esbuild imports 50 entries, two of them (GetProcAddress, LoadLibraryExW)
     // twice through a second descriptor; the layout lists distinct imports.
     let Ok(out) = std::process::Command::new("llvm-readobj")

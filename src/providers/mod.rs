@@ -7,6 +7,8 @@
 
 pub mod code;
 pub mod demangle;
+pub mod interrupt;
+pub mod limitations;
 pub mod native;
 pub mod radare2;
 
@@ -52,8 +54,9 @@ pub struct Procedure {
     /// How the procedure was found (one or more ways).
     pub sources: Sources,
     /// For an imported function, the library the file binds it to, when
-    /// the file says which.
-    pub library: Option<String>,
+    /// the file says which: the import table's one copy, shared by every
+    /// import of that library.
+    pub library: Option<std::sync::Arc<str>>,
     /// For a fragment (a `.cold` or `.part` piece laid out apart), the
     /// start of the procedure it belongs to.
     pub part_of: Option<u64>,
@@ -253,6 +256,10 @@ pub enum ProviderError {
     },
     #[error("no document named {name:?}; the target's documents are: {available}")]
     UnknownDocument { name: String, available: String },
+    /// The call that asked stopped the work (see [`interrupt`]); nothing
+    /// of it was kept.
+    #[error("the analysis was interrupted before it finished; nothing of it was kept")]
+    Interrupted,
 }
 
 /// Lowercase `0x`-prefixed hex without padding: the one address spelling.

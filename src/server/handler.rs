@@ -358,7 +358,7 @@ impl ServerHandler for ReaServer {
             // Long work (opening, indexing, reading an application,
             // running a program) stops on cancellation or the deadline.
             let started = Instant::now();
-            let interrupted = || {
+            let interrupted = Arc::new(move || {
                 if cancelled.is_cancelled() {
                     Some(Interruption::Cancelled)
                 } else if started.elapsed() > deadline {
@@ -366,8 +366,8 @@ impl ServerHandler for ReaServer {
                 } else {
                     None
                 }
-            };
-            tools::call(tool, arguments, &Call::new(&session, &report, &interrupted))
+            });
+            tools::call(tool, arguments, &Call::new(&session, &report, interrupted))
         })
         .await
         .map_err(|e| ErrorData::internal_error(format!("tool task failed: {e}"), None))?;

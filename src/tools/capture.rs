@@ -88,7 +88,7 @@ impl Tool for CaptureProcessScenario {
     fn run(input: CaptureProcessScenarioInput, call: &Call<'_>) -> HandlerResult {
         call.without_lock(
             |s| s.capture_policy().clone(),
-            |policy| capture_draft(input, &policy, call.interrupted),
+            |policy| capture_draft(input, &policy, &*call.interrupted),
             super::recorded,
         )
     }

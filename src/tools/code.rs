@@ -11,7 +11,7 @@ use super::inputs::{
     AnalyzeFunctionInput, ProcedureCallsInput, ResolveContainingProcedureInput, XrefsInput,
 };
 use super::paging::PageRequest;
-use super::shared::listing::{block_line, instruction_line};
+use super::shared::listing::{block_line, instruction_line, shown_string};
 use super::shared::procedures::{Scope, import_facts, parse_address, procedure_ref, resolve};
 use super::{HandlerResult, ToolError, ToolName};
 use crate::providers::code::{CallEdge, CallKind, Flow, FunctionDossier};
@@ -21,6 +21,16 @@ use crate::session::{ProcedureIndex, Session};
 
 /// Default and cap of `analyze_function`'s listing.
 const DEFAULT_MAX_INSTRUCTIONS: u32 = 300;
+/// Bytes the listing of a dossier (instructions, blocks, references,
+/// callees) may take: by default (so the default answer stays under 32
+/// KiB however long the file's instructions, strings and names are), and
+/// when the call asks for a `max_instructions` (so the largest answer stays
+/// under the 4 MiB ceiling of every answer).
+const DEFAULT_LISTING_BYTES: usize = 20 << 10;
+const MAX_LISTING_BYTES: usize = 3 << 20;
+/// Bytes a block line may take ("0x…..0x… (n): kind 0x…, kind 0x…"),
+/// counted for every instruction since any may start a block.
+const BLOCK_LINE_BYTES: usize = 112;
 /// Most callers a dossier lists (the total is always given).
 const DOSSIER_CALLERS: usize = 50;
 
@@ -122,15 +132,33 @@ impl Tool for AnalyzeFunction {
                 "max_instructions {max} is outside 1-20000"
             )));
         }
+        let budget = match input.max_instructions {
+            None => DEFAULT_LISTING_BYTES,
+            Some(_) => MAX_LISTING_BYTES,
+        };
         let scope = Scope::open(session, input.document.as_deref(), progress)?;
         let procedure = resolve(&scope.index, &input.procedure)?.clone();
-        let dossier = scope
+        let mut dossier = scope
             .target
             .function(scope.document, procedure.address, max as usize)?;
-        let callers = scope.target.callers(scope.document, procedure.address)?;
         let strings = scope.target.image.strings(scope.document)?;
+        let mut callees = callees_json(&scope, &dossier)?;
+        let mut cut = None;
+        if let Some(fits) = listing_fit(&dossier, &strings, &callees, budget) {
+            // The same dossier, shorter: its blocks and edges end where the
+            // listing does.
+            dossier = scope
+                .target
+                .function(scope.document, procedure.address, fits.max(1))?;
+            callees = callees_json(&scope, &dossier)?;
+            cut = Some(dossier.instructions.len());
+        }
+        let callers = scope.target.callers(scope.document, procedure.address)?;
         let mut result = dossier_json(&dossier, &strings);
-        result["callees"] = json!(callees_json(&scope, &dossier)?);
+        result["callees"] = json!(callees);
+        if cut.is_some() {
+            result["truncated"] = json!(true);
+        }
         result["document"] = json!(scope.name);
         result["procedure"] = procedure_ref(&scope.index, procedure.address);
         result["procedure"]["found_by"] = json!(procedure.sources.names());
@@ -143,6 +171,13 @@ impl Tool for AnalyzeFunction {
         );
         result["callers_total"] = json!(callers.len());
         let mut limitations = dossier.limitations.clone();
+        if let Some(listed) = cut {
+            limitations.push(format!(
+                "the listing stops after {listed} instructions to keep the answer within \
+                 {budget} bytes of listing (long instructions, strings or names); the rest of \
+                 the procedure is not shown"
+            ));
+        }
         limitations.push(
             "callers are direct calls, tail calls (tail_call) and calls through import stubs and \
          slots; calls through other pointers, vtables or tables are not seen"
@@ -163,23 +198,61 @@ impl Tool for AnalyzeFunction {
     }
 }
 
+/// One reference of a dossier; a string it points into is shown in part
+/// ([`shown_string`]), with its length when cut.
+fn reference_json(xref: &crate::providers::code::Xref, strings: &StringTable) -> Value {
+    let mut value = json!({
+        "at": format_address(xref.from),
+        "target": format_address(xref.to),
+        "kind": xref.kind.as_str(),
+    });
+    if let Some(found) = strings.covering(xref.to) {
+        let (shown, chars) = shown_string(&found.value);
+        value["string"] = json!(shown);
+        if let Some(chars) = chars {
+            value["string_chars"] = json!(chars);
+        }
+        value["string_address"] = json!(format_address(found.address));
+    }
+    value
+}
+
+/// How many of the dossier's instructions fit `budget` bytes of listing,
+/// each counted with its line, a block line, and its references and
+/// callees; `None` when all do.
+fn listing_fit(
+    dossier: &FunctionDossier,
+    strings: &StringTable,
+    callees: &[Value],
+    budget: usize,
+) -> Option<usize> {
+    let mut extra: BTreeMap<u64, usize> = BTreeMap::new();
+    for xref in &dossier.references {
+        *extra.entry(xref.from).or_default() += reference_json(xref, strings).to_string().len() + 1;
+    }
+    for callee in callees {
+        let at = callee["at"].as_str().and_then(parse_address).unwrap_or(0);
+        *extra.entry(at).or_default() += callee.to_string().len() + 1;
+    }
+    let mut used = 0usize;
+    for (listed, instruction) in dossier.instructions.iter().enumerate() {
+        used += instruction_line(instruction).len()
+            + 3
+            + BLOCK_LINE_BYTES
+            + extra.get(&instruction.address).copied().unwrap_or(0);
+        if used > budget {
+            return Some(listed);
+        }
+    }
+    None
+}
+
 fn dossier_json(dossier: &FunctionDossier, strings: &StringTable) -> Value {
     let blocks: Vec<String> = dossier.blocks.iter().map(block_line).collect();
     let references: Vec<Value> = dossier
         .references
         .iter()
-        .map(|xref| {
-            let mut value = json!({
-                "at": format_address(xref.from),
-                "target": format_address(xref.to),
-                "kind": xref.kind.as_str(),
-            });
-            if let Some(found) = strings.covering(xref.to) {
-                value["string"] = json!(found.value);
-                value["string_address"] = json!(format_address(found.address));
-            }
-            value
-        })
+        .map(|xref| reference_json(xref, strings))
         .collect();
     let unresolved: Vec<Value> = dossier
         .unresolved

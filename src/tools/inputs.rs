@@ -137,20 +137,26 @@ pub struct InspectBinaryLayoutInput {
 
 /// The long lists of a layout, which are paged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum LayoutList {
     Segments,
     Sections,
     Imports,
     Exports,
+    NeededLibraries,
+    Rpaths,
+    TlsCallbacks,
 }
 
 impl LayoutList {
-    pub const ALL: [LayoutList; 4] = [
+    pub const ALL: [LayoutList; 7] = [
         LayoutList::Segments,
         LayoutList::Sections,
         LayoutList::Imports,
         LayoutList::Exports,
+        LayoutList::NeededLibraries,
+        LayoutList::Rpaths,
+        LayoutList::TlsCallbacks,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -159,6 +165,9 @@ impl LayoutList {
             LayoutList::Sections => "sections",
             LayoutList::Imports => "imports",
             LayoutList::Exports => "exports",
+            LayoutList::NeededLibraries => "needed_libraries",
+            LayoutList::Rpaths => "rpaths",
+            LayoutList::TlsCallbacks => "tls_callbacks",
         }
     }
 }

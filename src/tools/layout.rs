@@ -1,9 +1,14 @@
 //! `inspect_binary_layout`: the load-relevant structure of one document,
-//! summary first. Without `list`, the answer has every scalar fact, the
-//! needed libraries, rpaths and TLS callbacks, and the first few items of
-//! each long list (segments, sections, imports, exports) with its total and
-//! where the next page starts; `list` pages one of them. Each call is its
-//! own Evidence, as a page of `inspect_artifact` is.
+//! summary first. Without `list`, the answer has every scalar fact and the
+//! first few items of each list (segments, sections, imports, exports,
+//! needed libraries, rpaths, TLS callbacks) with its total and where the
+//! next page starts; `list` pages one of them. Each call is its own
+//! Evidence, as a page of `inspect_artifact` is.
+//!
+//! Sizes: names from the file may be 4 KiB each, so pages are cut by bytes
+//! as well as by count ([`PageRequest::slice_within`]): the summary holds at
+//! most [`SUMMARY_LIST_BYTES`] of each list (the default answer stays under
+//! 32 KiB), a page of one list at most [`PAGE_BYTES`].
 
 use crate::tools::errors::ErrorCode;
 use crate::tools::tool::{Call, Tool};
@@ -19,6 +24,10 @@ const SUMMARY_ITEMS: u32 = 20;
 /// Items of a page of one list.
 const DEFAULT_PAGE: u32 = 200;
 const MAX_PAGE: u32 = 1000;
+/// Bytes of JSON each list may take in the summary.
+const SUMMARY_LIST_BYTES: usize = 2560;
+/// Bytes of JSON a page of one list may take.
+const PAGE_BYTES: usize = 1 << 20;
 
 pub struct InspectBinaryLayout;
 
@@ -50,7 +59,7 @@ impl Tool for InspectBinaryLayout {
             None => {
                 for list in LayoutList::ALL {
                     let items = whole.remove(list.as_str()).unwrap_or_default();
-                    result.insert(list.as_str().into(), paged(items, page));
+                    result.insert(list.as_str().into(), paged(items, page, SUMMARY_LIST_BYTES));
                 }
                 result.extend(whole);
                 if page.limit != SUMMARY_ITEMS || page.offset != 0 {
@@ -61,7 +70,7 @@ impl Tool for InspectBinaryLayout {
             Some(list) => {
                 let items = whole.remove(list.as_str()).unwrap_or_default();
                 result.insert("list".into(), json!(list.as_str()));
-                result.insert(list.as_str().into(), paged(items, page));
+                result.insert(list.as_str().into(), paged(items, page, PAGE_BYTES));
                 parameters["list"] = json!(list.as_str());
                 parameters["offset"] = json!(page.offset);
                 parameters["limit"] = json!(page.limit);
@@ -77,19 +86,53 @@ impl Tool for InspectBinaryLayout {
     }
 }
 
-/// One page of a list: its items, exact total and where the next page
-/// starts (absent on the last page).
-fn paged(items: Value, page: PageRequest) -> Value {
+/// One page of a list: its items (cut where their JSON would pass
+/// `budget` bytes), exact total, where the next page starts (absent on the
+/// last page) and, when the budget cut the page, how many items it held.
+fn paged(items: Value, page: PageRequest, budget: usize) -> Value {
     let items = match items {
         Value::Array(items) => items,
         _ => Vec::new(),
     };
-    let mut out = json!({"total": items.len(), "items": page.slice(&items)});
+    let shown = page.slice_within(&items, budget);
+    let mut out = json!({"total": items.len(), "items": shown});
     if page.offset != 0 {
         out["offset"] = json!(page.offset);
     }
-    if let Some(next) = page.next_offset(items.len()) {
-        out["next_offset"] = json!(next);
+    let start = page.range(items.len()).start;
+    let end = start + shown.len();
+    if end < items.len() {
+        out["next_offset"] = json!(end);
+    }
+    if shown.len() < page.range(items.len()).len() {
+        out["cut"] = json!(format!(
+            "{} of the {} items asked for fit this answer; continue at next_offset",
+            shown.len(),
+            page.range(items.len()).len()
+        ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_of_long_names_is_cut_by_bytes_and_continues_exactly() {
+        let names: Vec<Value> = (0..50)
+            .map(|i| json!(format!("{i:04}{}", "x".repeat(4000))))
+            .collect();
+        let page = PageRequest::new(None, None, SUMMARY_ITEMS, MAX_PAGE).unwrap();
+        let out = paged(Value::Array(names), page, SUMMARY_LIST_BYTES);
+        assert_eq!(out["total"], 50);
+        assert_eq!(
+            out["items"].as_array().unwrap().len(),
+            1,
+            "one item always goes"
+        );
+        assert_eq!(out["next_offset"], 1);
+        assert!(out["cut"].as_str().unwrap().starts_with("1 of the 20"));
+        assert!(out.to_string().len() < SUMMARY_LIST_BYTES + 4200);
+    }
 }

@@ -146,36 +146,52 @@ fn artifact_tool(tool: ToolName) -> bool {
     matches!(tool, ToolName::InspectArtifact)
 }
 
-/// Runs one call of `tool`: its arguments parsed into the tool's input,
-/// then its `run`.
-pub fn call(tool: ToolName, arguments: JsonObject, call: &Call<'_>) -> ToolOutput {
-    bounded(tool, output(registry::run(tool, arguments, call)))
-}
-
-/// The most bytes one tool answer may take, whatever its arguments. Default
-/// answers stay under 32 KiB and every list pages; this is the ceiling
-/// beyond which no answer is sent at all, so a hostile file can never make
-/// a reply that a transport cannot carry (round-3 finding R3-1).
+/// The most bytes of JSON any answer of any tool may have, whatever the
+/// file holds and the call asks for. Each tool bounds its items so that its
+/// largest answer stays below this (and its default answer below 32 KiB);
+/// this ceiling is the backstop: an answer past it is refused with
+/// `answer_too_large`, never sent.
 pub const MAX_ANSWER_BYTES: usize = 4 << 20;
 
-/// `output`, or `answer_too_large` when its JSON exceeds
-/// [`MAX_ANSWER_BYTES`]: said, never cut silently.
-fn bounded(tool: ToolName, output: ToolOutput) -> ToolOutput {
-    if output.is_error() {
-        return output;
-    }
-    let size = output.to_json().to_string().len();
-    if size <= MAX_ANSWER_BYTES {
+/// Runs one call of `tool`: its arguments parsed into the tool's input,
+/// then its `run`, held to [`MAX_ANSWER_BYTES`].
+pub fn call(tool: ToolName, arguments: JsonObject, call: &Call<'_>) -> ToolOutput {
+    within_ceiling(tool, output(registry::run(tool, arguments, call)))
+}
+
+/// `output`, or `answer_too_large` when its JSON passes [`MAX_ANSWER_BYTES`]:
+/// said, never cut silently.
+fn within_ceiling(tool: ToolName, output: ToolOutput) -> ToolOutput {
+    let bytes = json_len(&output.to_json());
+    if bytes <= MAX_ANSWER_BYTES {
         return output;
     }
     ToolOutput::Failure(ToolError::new(
         ErrorCode::AnswerTooLarge,
         format!(
-            "the answer of {} would be {size} bytes, over the {MAX_ANSWER_BYTES}-byte maximum of \
-             one answer; nothing was cut",
+            "the answer of {} would be {bytes} bytes, past the ceiling of {MAX_ANSWER_BYTES} \
+             bytes for one answer; nothing was cut",
             tool.as_str()
         ),
     ))
+}
+
+/// Bytes of `value` as compact JSON, counted without keeping them.
+fn json_len(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing a `Value` to a sink that never fails cannot fail.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
 }
 
 fn output(outcome: HandlerResult) -> ToolOutput {
@@ -196,20 +212,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_answer_over_the_ceiling_is_refused_whole_and_says_so() {
+    fn an_answer_past_the_ceiling_is_refused_and_one_below_passes() {
         let big = ToolOutput::Success {
             result: json!({"text": "x".repeat(MAX_ANSWER_BYTES)}),
             evidence: None,
         };
-        let ToolOutput::Failure(error) = bounded(ToolName::AnalyzeFunction, big) else {
-            panic!("an answer over the ceiling was sent");
-        };
-        assert_eq!(error.code, ErrorCode::AnswerTooLarge);
+        let refused = within_ceiling(ToolName::AnalyzeFunction, big).to_json();
+        assert_eq!(refused["error"]["code"], json!("answer_too_large"));
+        assert!(refused.to_string().len() < 1024);
         let small = ToolOutput::Success {
             result: json!({"text": "x"}),
             evidence: None,
         };
-        assert!(!bounded(ToolName::AnalyzeFunction, small).is_error());
+        assert!(!within_ceiling(ToolName::AnalyzeFunction, small).is_error());
+        assert_eq!(json_len(&json!({"a": [1, 2]})), r#"{"a":[1,2]}"#.len());
     }
 
     /// Templates are checked against the catalog's `parameters` (build.rs

@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use super::{HandlerResult, ToolError, ToolName, inputs, schema};
 use crate::catalog::spec::Effect;
+use crate::providers::interrupt;
 use crate::providers::native::Progress;
 use crate::session::{Interruption, Session, Watch};
 
@@ -52,6 +53,11 @@ pub trait Tool {
     }
 }
 
+/// Whether a call should stop: `Some` once the client cancelled or the
+/// operator's deadline passed. Shared, because the provider walks a call
+/// starts ask it too (see [`crate::providers::interrupt`]).
+pub type Interrupted = Arc<dyn Fn() -> Option<Interruption> + Send + Sync>;
+
 /// What a call runs with: the shared session, where to report progress and
 /// whether to stop.
 pub struct Call<'a> {
@@ -59,14 +65,14 @@ pub struct Call<'a> {
     /// `(done, total)` while long work runs.
     pub progress: Progress<'a>,
     /// `Some` once the client cancelled or the operator's deadline passed.
-    pub interrupted: &'a dyn Fn() -> Option<Interruption>,
+    pub interrupted: Interrupted,
 }
 
 impl<'a> Call<'a> {
     pub fn new(
         session: &'a Mutex<Session>,
         progress: Progress<'a>,
-        interrupted: &'a dyn Fn() -> Option<Interruption>,
+        interrupted: Interrupted,
     ) -> Self {
         Call {
             session,
@@ -85,7 +91,7 @@ impl<'a> Call<'a> {
     pub fn watch(&self) -> Watch<'_> {
         Watch {
             progress: self.progress,
-            interrupted: self.interrupted,
+            interrupted: &*self.interrupted,
         }
     }
 
@@ -110,7 +116,7 @@ impl Call<'static> {
     #[cfg(test)]
     pub(crate) fn on<R>(session: &mut Session, f: impl FnOnce(&Call<'_>) -> R) -> R {
         let shared = Mutex::new(std::mem::take(session));
-        let outcome = f(&Call::new(&shared, &|_, _| {}, &|| None));
+        let outcome = f(&Call::new(&shared, &|_, _| {}, Arc::new(|| None)));
         *session = shared.into_inner().unwrap_or_else(|p| p.into_inner());
         outcome
     }
@@ -122,12 +128,27 @@ pub(super) fn schema_of<T: Tool>() -> Arc<JsonObject> {
     Arc::new(schema::lean(derived.as_ref().clone()))
 }
 
-/// Parses and runs one call of `T`.
+/// Parses and runs one call of `T`, with the call's interruption check
+/// installed for the provider work it starts. Provider work that stopped
+/// for it fails as the interruption says (cancelled, or past the deadline).
 pub(super) fn run_tool<T: Tool>(arguments: JsonObject, call: &Call<'_>) -> HandlerResult {
-    if T::BUILDS_INDEX {
-        build_index(&arguments, call);
+    let stop = call.interrupted.clone();
+    let check: interrupt::Check = Arc::new(move || stop().is_some());
+    let outcome = interrupt::with_check(Some(check), || {
+        if T::BUILDS_INDEX {
+            build_index(&arguments, call);
+            if let Some(reason) = (call.interrupted)() {
+                return Err(crate::session::SessionError::Interrupted(reason).into());
+            }
+        }
+        T::run(T::parse(arguments)?, call)
+    });
+    match (outcome, (call.interrupted)()) {
+        (Err(error), Some(reason)) if error.code == super::ErrorCode::Cancelled => {
+            Err(crate::session::SessionError::Interrupted(reason).into())
+        }
+        (outcome, _) => outcome,
     }
-    T::run(T::parse(arguments)?, call)
 }
 
 /// Builds the code index and procedure inventory of the document a call

@@ -15,6 +15,7 @@ use super::{HandlerResult, ToolError, ToolName};
 use crate::providers::code::UnresolvedKind;
 use crate::providers::format_address;
 use crate::providers::native::{FoundString, StringEncoding};
+use crate::tools::shared::listing::shown_string;
 use crate::tools::shared::procedures::{Scope, procedure_ref, resolve};
 
 /// Most procedures, edges and unknowns one trace lists (totals are exact).
@@ -73,18 +74,6 @@ impl Trace {
 
 fn bounded<T: serde::Serialize>(items: &[T]) -> Value {
     json!({"total": items.len(), "items": &items[..items.len().min(MAX_LISTED)]})
-}
-
-/// Characters of a matching string a trace shows; a longer one is marked
-/// with `value_chars`, its whole length (`search_strings` shows it all).
-const TRACE_VALUE_CHARS: usize = 240;
-
-/// The first [`TRACE_VALUE_CHARS`] characters of `value`, with `…` when cut.
-fn shown_value(value: &str) -> String {
-    match value.char_indices().nth(TRACE_VALUE_CHARS) {
-        Some((end, _)) => format!("{}…", &value[..end]),
-        None => value.to_owned(),
-    }
 }
 
 pub struct TraceFeature;
@@ -149,14 +138,14 @@ impl Tool for TraceFeature {
                         .is_some_and(|line| pattern.is_match(line))
             });
             let total = seen - tails.len();
+            // The trace routes; search_strings shows the whole text.
+            let (value, chars) = shown_string(&found.value);
             let mut item = json!({
                 "address": format_address(found.address),
-                "value": shown_value(&found.value),
+                "value": value,
                 "references": total,
             });
-            let chars = found.value.chars().count();
-            if chars > TRACE_VALUE_CHARS {
-                // The trace routes; search_strings shows the whole text.
+            if let Some(chars) = chars {
                 item["value_chars"] = json!(chars);
             }
             if total == 0 {
@@ -606,18 +595,6 @@ fn suffix_at(found: &FoundString, address: u64) -> Option<&str> {
 mod tests {
 
     use crate::providers::native::{FoundString, StringEncoding};
-
-    #[test]
-    fn a_long_string_is_shown_in_part_and_says_so() {
-        use super::{TRACE_VALUE_CHARS, shown_value};
-        assert_eq!(shown_value("short"), "short");
-        let long = "é".repeat(TRACE_VALUE_CHARS + 5);
-        let shown = shown_value(&long);
-        assert_eq!(shown.chars().count(), TRACE_VALUE_CHARS + 1);
-        assert!(shown.ends_with('…'));
-        let exact = "x".repeat(TRACE_VALUE_CHARS);
-        assert_eq!(shown_value(&exact), exact);
-    }
 
     fn found(value: &str, encoding: StringEncoding) -> FoundString {
         FoundString {

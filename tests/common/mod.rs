@@ -4,6 +4,9 @@
 
 #[cfg(unix)]
 pub mod serve;
+/// Hostile ELF shapes, written byte by byte (shared with the unit tests).
+#[path = "../../src/providers/native/synth_elf.rs"]
+pub mod synth_elf;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -232,7 +232,7 @@ impl NativeImage {
         };
         let pointers = self.data_pointers(document)?;
         let words = Words::new(file);
-        let import_at = |address: u64| thunks.import_at(address).map(|import| import.name.as_str());
+        let import_at = |address: u64| thunks.import_at(address).map(|import| &*import.name);
         let pointer_at = |slot: u64| pointers.value_at(slot).or_else(|| words.at(slot));
         let runtime = Runtime {
             code,

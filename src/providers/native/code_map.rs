@@ -10,6 +10,9 @@
 
 use object::{Object, ObjectSection, ObjectSegment, SectionKind, SegmentFlags};
 
+use crate::ground::text::{EXCERPT_CHARS, excerpt};
+use crate::providers::limitations::Limitations;
+
 /// One executable range.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct CodeRegion<'data> {
@@ -39,8 +42,8 @@ impl<'data> CodeRegion<'data> {
 #[derive(Debug, Default)]
 pub(crate) struct CodeMap<'data> {
     regions: Vec<CodeRegion<'data>>,
-    /// Sentences about code that was not mapped (overlaps, budget).
-    pub limitations: Vec<String>,
+    /// What was not mapped (overlaps, budget), each kind once.
+    pub limitations: Limitations,
 }
 
 impl<'data> CodeMap<'data> {
@@ -94,18 +97,28 @@ impl<'data> CodeMap<'data> {
                 region.address = last.end;
             }
             if region.bytes.len() > budget {
-                map.limitations.push(format!(
-                    "executable section {} at {:#x} was not read: the document's code exceeds \
-                     the analysis budget of {byte_budget} bytes",
-                    region.section, region.address
-                ));
+                // One kind, however many sections: a hostile file may
+                // declare hundreds of thousands of them.
+                map.limitations.occurrence(
+                    &format!(
+                        "executable section(s) past the code analysis budget of {byte_budget} \
+                         bytes were not (wholly) read"
+                    ),
+                    || {
+                        format!(
+                            "{} at {:#x}",
+                            excerpt(region.section, EXCERPT_CHARS),
+                            region.address
+                        )
+                    },
+                );
                 region.bytes = &region.bytes[..budget];
             }
             budget -= region.bytes.len();
             map.regions.push(region);
         }
         if overlaps > 0 {
-            map.limitations.push(format!(
+            map.limitations.note(format!(
                 "{overlaps} executable section(s) overlap others; overlapping bytes were read once"
             ));
         }
@@ -117,7 +130,7 @@ impl<'data> CodeMap<'data> {
     pub fn from_regions(regions: Vec<CodeRegion<'data>>) -> CodeMap<'data> {
         CodeMap {
             regions,
-            limitations: Vec::new(),
+            limitations: Limitations::new(),
         }
     }
 
@@ -182,7 +195,7 @@ mod tests {
                 region(0x1000, 0x2000, &[0; 16]),
                 region(0x3000, 0x3010, &[]),
             ],
-            limitations: Vec::new(),
+            limitations: Limitations::new(),
         };
         assert!(map.contains(0x1000));
         assert!(map.contains(0x1fff));

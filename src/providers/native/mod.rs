@@ -11,11 +11,13 @@
 
 mod c_runtime;
 mod calls;
+mod cell;
 mod code_index;
 mod code_map;
 pub mod disasm;
 pub(crate) mod discovery;
 mod documents;
+mod elf_relocations;
 mod entry;
 mod extents;
 mod function;
@@ -35,6 +37,8 @@ mod words;
 #[cfg(test)]
 pub(crate) mod fixtures;
 #[cfg(test)]
+pub(crate) mod synth_elf;
+#[cfg(test)]
 mod tests;
 
 use std::path::{Path, PathBuf};
@@ -45,6 +49,8 @@ use memmap2::Mmap;
 use crate::ground::confined::ConfinedFile;
 
 use super::code::{CallEdge, FunctionDossier, UnresolvedKind, Xref};
+use super::interrupt;
+use super::limitations::Limitations;
 use super::{Format, Inventory, Overview, ProviderError};
 use code_map::CodeMap;
 
@@ -84,7 +90,7 @@ pub fn layouts_of_bytes(
 }
 
 /// One document's lazily computed value (or the error computing it).
-type Cached<T> = OnceLock<Result<Arc<T>, ProviderError>>;
+type Cached<T> = cell::Cell<T>;
 
 /// Documented cap of an inventory: at most this many distinct procedure
 /// addresses are kept (the lowest ones); the inventory is then `truncated`.
@@ -209,7 +215,9 @@ impl NativeImage {
         let classified = documents::classify(&map, path)?;
         let count = classified.documents.len();
         fn cells<T>(count: usize) -> Vec<Cached<T>> {
-            std::iter::repeat_with(OnceLock::new).take(count).collect()
+            std::iter::repeat_with(Cached::default)
+                .take(count)
+                .collect()
         }
         Ok(NativeImage {
             path: path.to_path_buf(),
@@ -280,8 +288,11 @@ impl NativeImage {
             // sections) need no code index: read them on a second core
             // while the code is swept. Their result, error included, is
             // cached for recovery to pick up.
+            let check = interrupt::current();
             let code = std::thread::scope(|scope| {
-                let pointers = scope.spawn(|| self.data_pointers(document).is_ok());
+                let pointers = scope.spawn(|| {
+                    interrupt::with_check(check, || self.data_pointers(document).is_ok())
+                });
                 let code = self.code_index(document, progress);
                 let _read = pointers.join();
                 code
@@ -309,7 +320,7 @@ impl NativeImage {
                 let address = import.address();
                 let named = |name| {
                     address.map(|address| {
-                        procedures::Candidate::import(address, name, import.library.as_deref())
+                        procedures::Candidate::import(address, name, import.library.as_ref())
                     })
                 };
                 // Mach-O spells C symbols with a leading `_`; the C name is
@@ -338,18 +349,17 @@ impl NativeImage {
             } else {
                 procedures::inventory(&file, candidates.into_iter().chain(recovered.candidates))
             };
-            inventory.limitations.extend(recovered.limitations);
-            inventory.limitations.extend(discovered.limitations);
-            inventory
-                .limitations
-                .extend(thunks.limitations.iter().cloned());
-            if let Some(sentence) = self.unbound_imports_note(document, &thunks) {
-                inventory.limitations.push(sentence);
-            }
-            inventory.limitations.extend(go.limitations);
-            inventory
-                .limitations
-                .extend(code.limitations.iter().cloned());
+            // Every source's sentences, each kind once (see `Limitations`).
+            let limitations = std::mem::take(&mut inventory.limitations)
+                .into_iter()
+                .chain(recovered.limitations)
+                .chain(discovered.limitations)
+                .chain(thunks.limitations.iter().cloned())
+                .chain(self.unbound_imports_note(document, &thunks))
+                .chain(go.limitations)
+                .chain(code.limitations.iter().cloned())
+                .collect::<Limitations>();
+            inventory.limitations = limitations.sentences();
             Ok(Arc::new(inventory))
         })
     }
@@ -561,13 +571,20 @@ impl NativeImage {
             return None;
         }
         let needed = self.layout(document).ok()?.needed_libraries;
+        // A few names, then a count: a hostile file may need thousands.
+        const NAMED: usize = 8;
+        let more = match needed.len().saturating_sub(NAMED) {
+            0 => String::new(),
+            more => format!(" and {more} more (inspect_binary_layout lists them)"),
+        };
         let candidates = if needed.is_empty() {
             "the file names no needed library".to_owned()
         } else {
             format!(
-                "any of the libraries the file needs may provide them: {}",
+                "any of the libraries the file needs may provide them: {}{more}",
                 needed
                     .iter()
+                    .take(NAMED)
                     .map(|name| crate::ground::text::excerpt(name, 128))
                     .collect::<Vec<_>>()
                     .join(", ")
@@ -700,7 +717,7 @@ impl NativeImage {
 
     /// What one document's cell holds, computed by `init` on first call.
     /// Errors are cached too: they are a pure function of the (immutable)
-    /// mapped bytes.
+    /// mapped bytes; interrupted work is not (see [`cell::Cell`]).
     fn cached<T>(
         &self,
         cells: &[Cached<T>],
@@ -711,7 +728,6 @@ impl NativeImage {
             .get(document)
             .ok_or_else(|| self.unknown_index(document))?
             .get_or_init(init)
-            .clone()
     }
 
     fn unknown_document(&self, name: String) -> ProviderError {

@@ -20,8 +20,10 @@
 use object::read::elf::FileHeader as _;
 use object::read::pe::{ImageNtHeaders, ImageOptionalHeader as _, PeFile};
 
+use super::elf_relocations::DynamicRelocations;
 use super::macho_rebases;
 use super::words::Words;
+use crate::providers::interrupt::Checkpoint;
 use object::{
     Object, ObjectSection, ObjectSegment, ObjectSymbol, ObjectSymbolTable, RelocationFlags,
     RelocationKind, RelocationTarget, SectionKind, elf, pe,
@@ -175,7 +177,7 @@ impl DataPointers {
             object::File::Pe64(pe) => pe_relocations(pe, &words, &mut found),
             object::File::MachO32(_) | object::File::MachO64(_) => {
                 stated = macho_rebases::rebases(file, &words, MAX_POINTERS, &mut |slot, target| {
-                    found.push(slot, target)
+                    !found.checkpoint.stop() && found.push(slot, target)
                 });
             }
             _ => elf_relocations(file, &words, &mut found),
@@ -195,7 +197,7 @@ impl DataPointers {
             .collect();
         by_slot.sort_unstable();
         by_slot.dedup_by_key(|&mut (slot, _)| slot);
-        let mut limitations = Vec::new();
+        let mut limitations = std::mem::take(&mut found.notes);
         if found.full {
             limitations.push(format!(
                 "pointers in data: reading stopped at {MAX_POINTERS} slots; higher slots are missing"
@@ -225,6 +227,10 @@ impl DataPointers {
 struct Collector {
     pairs: Vec<(u64, u64)>,
     full: bool,
+    /// Limitations of the readers.
+    notes: Vec<String>,
+    /// Stops the readers when the call is interrupted.
+    checkpoint: Checkpoint,
 }
 
 impl Collector {
@@ -239,7 +245,7 @@ impl Collector {
 }
 
 fn elf_relocations(file: &object::File<'_>, words: &Words<'_>, out: &mut Collector) {
-    let Some(relocations) = file.dynamic_relocations() else {
+    let Some(mut relocations) = DynamicRelocations::of(file) else {
         return;
     };
     let symbols = file.dynamic_symbol_table();
@@ -248,7 +254,7 @@ fn elf_relocations(file: &object::File<'_>, words: &Words<'_>, out: &mut Collect
         object::File::Elf64(elf) => elf.elf_header().e_machine(elf.endian()),
         _ => return,
     };
-    for (slot, relocation) in relocations {
+    for (slot, relocation) in relocations.by_ref() {
         // `object` leaves the relative types unclassified.
         let relative = matches!(
             (machine, relocation.flags()),
@@ -285,6 +291,10 @@ fn elf_relocations(file: &object::File<'_>, words: &Words<'_>, out: &mut Collect
             return;
         }
     }
+    if relocations.capped() {
+        out.notes
+            .push(DynamicRelocations::limitation("pointers in data"));
+    }
 }
 
 fn pe_relocations<Pe: ImageNtHeaders>(pe: &PeFile<'_, Pe>, words: &Words<'_>, out: &mut Collector) {
@@ -297,6 +307,9 @@ fn pe_relocations<Pe: ImageNtHeaders>(pe: &PeFile<'_, Pe>, words: &Words<'_>, ou
     };
     while let Ok(Some(block)) = blocks.next() {
         for relocation in block {
+            if out.checkpoint.stop() {
+                return;
+            }
             let wide = relocation.typ == pe::IMAGE_REL_BASED_DIR64;
             if !wide && relocation.typ != pe::IMAGE_REL_BASED_HIGHLOW {
                 continue;
@@ -341,6 +354,9 @@ fn scan(
             continue;
         };
         for (index, word) in aligned.chunks_exact(words.size).enumerate() {
+            if out.checkpoint.stop() {
+                return;
+            }
             let Some(value) = words.decode(word) else {
                 continue;
             };

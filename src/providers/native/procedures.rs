@@ -48,8 +48,8 @@ pub(super) struct Candidate<'data> {
     source: Source,
     /// Extent stated by the table this came from (zero means unknown).
     size: u64,
-    /// The library an imported function comes from.
-    library: Option<String>,
+    /// The library an imported function comes from (shared).
+    library: Option<std::sync::Arc<str>>,
     /// The procedure a fragment belongs to.
     part_of: Option<u64>,
 }
@@ -74,7 +74,7 @@ impl<'data> Candidate<'data> {
     pub(super) fn import(
         address: u64,
         name: &'data str,
-        library: Option<&str>,
+        library: Option<&std::sync::Arc<str>>,
     ) -> Candidate<'data> {
         Candidate {
             address,
@@ -82,7 +82,7 @@ impl<'data> Candidate<'data> {
             binding: Binding::Weak,
             source: Source::Import,
             size: 0,
-            library: library.map(str::to_owned),
+            library: library.cloned(),
             part_of: None,
         }
     }

@@ -53,10 +53,10 @@ pub(super) struct Startup<'a> {
 pub(super) fn windows_main(startup: &Startup<'_>) -> Option<(u64, &'static str)> {
     let convention = disasm::windows_convention(startup.arch)?;
     let imports = startup.thunks.imports();
-    let imported = |name: &str| imports.iter().any(|import| import.name == name);
+    let imported = |name: &str| imports.iter().any(|import| &*import.name == name);
     let mut found: Vec<(u64, bool)> = Vec::new();
     for import in imports {
-        match import.name.as_str() {
+        match &*import.name {
             ARGC_POINTER => {
                 let wide = imported("__p___wargv") && !imported("__p___argv");
                 for site in call_sites(startup, import) {
@@ -161,7 +161,7 @@ fn follow(
             Flow::Call { .. } | Flow::IndirectCall => match import_called(startup, &decoded) {
                 Some(import) => {
                     held.overwrite(convention.volatile);
-                    if import.name == ARGC_POINTER {
+                    if &*import.name == ARGC_POINTER {
                         held.argc_pointer |= bit(convention.result);
                     }
                 }

@@ -15,10 +15,10 @@ pub enum ErrorCode {
     InvalidArguments,
     ApprovalRequired,
     LimitOutOfRange,
-    AnswerTooLarge,
     InvalidPattern,
     Cancelled,
     CallTimeout,
+    AnswerTooLarge,
     PolicyDisabled,
     // The target and its documents.
     TargetRequired,
@@ -116,10 +116,10 @@ impl ErrorCode {
             InvalidArguments => "invalid_arguments",
             ApprovalRequired => "approval_required",
             LimitOutOfRange => "limit_out_of_range",
-            AnswerTooLarge => "answer_too_large",
             InvalidPattern => "invalid_pattern",
             Cancelled => "cancelled",
             CallTimeout => "call_timeout",
+            AnswerTooLarge => "answer_too_large",
             PolicyDisabled => "policy_disabled",
             TargetRequired => "target_required",
             NoCodeDocuments => "no_code_documents",
@@ -206,13 +206,14 @@ impl ErrorCode {
             LimitOutOfRange => {
                 "Pass a value within the range the message gives, or omit the field for the default."
             }
-            AnswerTooLarge => {
-                "Ask for less: a smaller limit or max_* value, an offset to page, or a narrower document or range."
-            }
             InvalidPattern => {
                 "Fix the regular expression, or pass mode literal to search for the text as written."
             }
             Cancelled => "Nothing was recorded; call again when you want the result.",
+            AnswerTooLarge => {
+                "Ask for less: a smaller limit or max_instructions, or one list at a time with \
+                 offset and limit."
+            }
             CallTimeout => {
                 "Nothing was recorded. Ask for less (a smaller file, a shorter capture), or ask the \
                  operator for a longer --call-timeout."

@@ -267,6 +267,8 @@ fn provider_error(e: ProviderError, message: String) -> ToolError {
         ProviderError::UnsupportedFormat { .. } => ErrorCode::UnsupportedFormat,
         ProviderError::Malformed { .. } => ErrorCode::MalformedBinary,
         ProviderError::UnknownDocument { .. } => ErrorCode::UnknownDocument,
+        // `tools::tool` says which (cancelled or past the deadline).
+        ProviderError::Interrupted => ErrorCode::Cancelled,
     };
     ToolError::new(code, message)
 }

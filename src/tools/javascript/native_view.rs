@@ -110,7 +110,7 @@ mod tests {
                 "entry_point": "0x1040",
                 "exports": {"total": 2, "items": [{"name": "napi_register_module_v1", "address": "0x2000"}, {"name": "#7", "address": "0x2100"}]},
                 "imports": {"total": 40, "items": [{"library": "", "name": "uv_fs_open"}], "next_offset": 1},
-                "needed_libraries": ["libc.so.6"],
+                "needed_libraries": {"total": 1, "items": ["libc.so.6"]},
             }),
         );
         let (view, limitations) = view(&evidence);

@@ -51,7 +51,7 @@ impl CodeIndex {
     ) -> CodeIndex {
         let mut index = CodeIndex {
             arch,
-            limitations: code.limitations.clone(),
+            limitations: code.limitations.sentences(),
             ..CodeIndex::default()
         };
         let Some(arch) = arch else {
@@ -64,7 +64,11 @@ impl CodeIndex {
         };
         let meter = Meter::new(progress, code.byte_len());
         let mut facts = Facts::default();
+        let mut checkpoint = crate::providers::interrupt::Checkpoint::new();
         for region in code.regions() {
+            if checkpoint.stop() {
+                break;
+            }
             split::sweep_region(arch, region, code, &meter, &mut facts);
         }
         meter.finish();

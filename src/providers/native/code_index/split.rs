@@ -22,6 +22,7 @@ use super::super::code_map::{CodeMap, CodeRegion};
 use super::super::disasm::{self, Decoded};
 use super::{Facts, MAX_XREFS, Progress};
 use crate::providers::code::Arch;
+use crate::providers::interrupt::{self, Checkpoint};
 
 /// When a region is split and how far the halves look for each other.
 #[derive(Debug, Clone, Copy)]
@@ -107,17 +108,20 @@ fn sweep_halves(
     let (bytes, base) = (region.bytes, region.address);
     let middle = bytes.len() / 2;
     let middle_address = base.wrapping_add(middle as u64);
+    let check = interrupt::current();
     std::thread::scope(|scope| {
         let second = std::thread::Builder::new().spawn_scoped(scope, || {
-            let mut later = Facts::default();
-            let mut starts = Vec::new();
-            part.sweep(&bytes[middle..], middle_address, &mut later, |decoded| {
-                if decoded.address.wrapping_sub(middle_address) < window {
-                    starts.push(decoded.address);
-                }
-                true
-            });
-            (later, starts)
+            interrupt::with_check(check, || {
+                let mut later = Facts::default();
+                let mut starts = Vec::new();
+                part.sweep(&bytes[middle..], middle_address, &mut later, |decoded| {
+                    if decoded.address.wrapping_sub(middle_address) < window {
+                        starts.push(decoded.address);
+                    }
+                    true
+                });
+                (later, starts)
+            })
         });
         let Ok(second) = second else {
             return None;
@@ -166,7 +170,9 @@ impl<'a, 'm> Part<'a, 'm> {
 
     /// Records the instructions of `bytes` (mapped at `address`) into
     /// `facts` while `go_on` accepts them; returns the address of the
-    /// first one refused (not recorded), or `None` at the end.
+    /// first one refused (not recorded), or `None` at the end. An
+    /// interrupted call ends the sweep where it is (its result is then
+    /// discarded, see `providers::interrupt`).
     fn sweep(
         &self,
         bytes: &[u8],
@@ -176,7 +182,11 @@ impl<'a, 'm> Part<'a, 'm> {
     ) -> Option<u64> {
         let mut refused = None;
         let mut reported = address;
+        let mut checkpoint = Checkpoint::new();
         disasm::sweep_while(self.arch, bytes, address, |decoded| {
+            if checkpoint.stop() {
+                return false;
+            }
             if !go_on(&decoded) {
                 refused = Some(decoded.address);
                 return false;

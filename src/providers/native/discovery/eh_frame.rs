@@ -10,6 +10,7 @@
 //! so the walk ends within `len / 4` steps; the explicit budget only makes
 //! that termination independent of the parser's internals.
 
+use crate::providers::interrupt::Checkpoint;
 use std::collections::HashMap;
 
 use gimli::{
@@ -231,7 +232,11 @@ fn walk_entries(
     // Offset of the entry the iterator reads next.
     let mut offset = 0usize;
     let mut budget = data.len() / 4 + 1;
+    let mut checkpoint = Checkpoint::new();
     loop {
+        if checkpoint.stop() {
+            break;
+        }
         if budget == 0 {
             walk.limitation(format!(
                 "{} has more entries than its size allows; the walk stopped at offset \

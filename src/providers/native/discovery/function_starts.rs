@@ -6,6 +6,7 @@
 //! previous start, and a zero delta ends the list (zeros after it are
 //! padding). The table states no lengths.
 
+use crate::providers::interrupt::Checkpoint;
 use object::macho::LC_FUNCTION_STARTS;
 use object::read::macho::{LoadCommandVariant, MachHeader, MachOFile};
 use object::{Architecture, Endianness, Object, ObjectSegment};
@@ -111,7 +112,11 @@ fn read_table<Mach: MachHeader<Endian = Endianness>>(
 fn walk_deltas(bytes: &[u8], base: u64, mask: u64, walk: &mut TableWalk<'_>) {
     let mut address = base;
     let mut offset = 0usize;
+    let mut checkpoint = Checkpoint::new();
     while let Some(rest) = bytes.get(offset..).filter(|rest| !rest.is_empty()) {
+        if checkpoint.stop() {
+            return;
+        }
         let (delta, used) = match uleb128(rest) {
             Ok((0, _)) => return,
             Ok(decoded) => decoded,

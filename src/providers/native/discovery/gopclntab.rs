@@ -18,6 +18,7 @@
 //! bounds-checked against the table's bytes; a count is never trusted
 //! beyond what the bytes can hold.
 
+use crate::providers::interrupt::Checkpoint;
 use object::{Object, ObjectSection, SectionKind};
 
 /// Longest function name kept (longer ones are cut at the cap's end).
@@ -118,7 +119,11 @@ fn parse<'data>(
     // Hostile records can make every name overlap one long unterminated
     // run; the bytes scanned for names stay linear in the table's size.
     let mut scan_budget = table.len().saturating_mul(4).saturating_add(1 << 20);
+    let mut checkpoint = Checkpoint::new();
     for index in 0..nfunc as usize {
+        if checkpoint.stop() {
+            break;
+        }
         let at = functab + index * 8;
         let entry = read_u32(table, at, little).ok_or("a function entry is truncated")?;
         let record = read_u32(table, at + 4, little).ok_or("a function entry is truncated")?;

@@ -8,6 +8,7 @@
 //! applies a relative relocation; the relocation's addend is the pointer.
 //! A slot with neither a relocation nor a non-zero pointer is skipped.
 
+use crate::providers::native::elf_relocations::DynamicRelocations;
 use std::collections::HashMap;
 
 use object::{Object, ObjectSection, RelocationTarget, SectionKind};
@@ -92,7 +93,8 @@ fn read_slots(
 /// Slot address → value of every dynamic relocation that writes a plain
 /// address (relative relocations carry it in their addend).
 fn relative_values(file: &object::File<'_>) -> HashMap<u64, u64> {
-    let Some(relocations) = file.dynamic_relocations() else {
+    // Bounded by what the file holds (sections may share one array).
+    let Some(relocations) = DynamicRelocations::of(file) else {
         return HashMap::new();
     };
     relocations

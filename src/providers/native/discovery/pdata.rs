@@ -14,6 +14,7 @@
 //! The table is found through data directory 3 (where the loader looks),
 //! not by section name: linkers may merge `.pdata` into another section.
 
+use crate::providers::interrupt::Checkpoint;
 use object::pe::IMAGE_DIRECTORY_ENTRY_EXCEPTION;
 use object::read::pe::{ImageNtHeaders, PeFile};
 use object::{Architecture, Object};
@@ -94,7 +95,11 @@ fn walk_entries(bytes: &[u8], width: usize, base: u64, decode: Decode, walk: &mu
     let entries = bytes.chunks_exact(width);
     let trailing = entries.remainder().len();
     let mut invalid = Invalid::default();
+    let mut checkpoint = Checkpoint::new();
     for (index, entry) in entries.enumerate() {
+        if checkpoint.stop() {
+            break;
+        }
         let Some((begin, size)) = decode(entry) else {
             invalid.note(index * width, entry);
             continue;

@@ -16,6 +16,7 @@ use object::{
 
 use super::{Builder, name_text, plt};
 use crate::providers::native::code_map::CodeMap;
+use crate::providers::native::elf_relocations::DynamicRelocations;
 
 /// What a dynamic relocation type means for imports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,13 +52,13 @@ pub(super) fn read(file: &object::File<'_>, code: &CodeMap<'_>, out: &mut Builde
         object::File::Elf64(elf) => version_files(elf),
         _ => HashMap::new(),
     };
-    let Some(relocations) = file.dynamic_relocations() else {
+    let Some(mut relocations) = DynamicRelocations::of(file) else {
         return;
     };
     let symbols = file.dynamic_symbol_table();
-    let mut ifunc_names: Option<HashMap<u64, String>> = None;
+    let mut ifunc_names: Option<HashMap<u64, &str>> = None;
     let mut unnamed_ifuncs = 0usize;
-    for (slot, relocation) in relocations {
+    for (slot, relocation) in relocations.by_ref() {
         let RelocationFlags::Elf { r_type } = relocation.flags() else {
             continue;
         };
@@ -86,7 +87,7 @@ pub(super) fn read(file: &object::File<'_>, code: &CodeMap<'_>, out: &mut Builde
                 let Some(name) = symbol.name_bytes().ok().and_then(name_text) else {
                     continue;
                 };
-                let library = libraries.get(&index.0).cloned();
+                let library = libraries.get(&index.0).map(|library| out.intern(library));
                 if symbol.kind() == SymbolKind::Text {
                     out.function_slot(name, library, slot);
                 } else {
@@ -97,12 +98,15 @@ pub(super) fn read(file: &object::File<'_>, code: &CodeMap<'_>, out: &mut Builde
                 let names = ifunc_names.get_or_insert_with(|| ifunc_symbols(file));
                 let resolver = u64::try_from(relocation.addend()).unwrap_or(u64::MAX);
                 match names.get(&resolver) {
-                    Some(name) => out.function_slot(name.clone(), None, slot),
+                    Some(name) => out.function_slot(name, None, slot),
                     None => unnamed_ifuncs += 1,
                 }
             }
             None => {}
         }
+    }
+    if relocations.capped() {
+        out.note(DynamicRelocations::limitation("imports"));
     }
     if unnamed_ifuncs > 0 {
         out.note(format!(
@@ -114,9 +118,9 @@ pub(super) fn read(file: &object::File<'_>, code: &CodeMap<'_>, out: &mut Builde
 }
 
 /// Dynamic symbol index → the library its version need names.
-fn version_files<Elf: FileHeader<Endian = Endianness>>(
-    file: &ElfFile<'_, Elf>,
-) -> HashMap<usize, String> {
+fn version_files<'data, Elf: FileHeader<Endian = Endianness>>(
+    file: &ElfFile<'data, Elf>,
+) -> HashMap<usize, &'data str> {
     let endian = file.endian();
     let Ok(Some(versions)) = file.elf_section_table().versions(endian, file.data()) else {
         return HashMap::new();
@@ -137,7 +141,7 @@ fn version_files<Elf: FileHeader<Endian = Endianness>>(
 
 /// Address → name of every defined `STT_GNU_IFUNC` symbol (the resolvers
 /// `IRELATIVE` addends point at), from both symbol tables.
-fn ifunc_symbols(file: &object::File<'_>) -> HashMap<u64, String> {
+fn ifunc_symbols<'data>(file: &object::File<'data>) -> HashMap<u64, &'data str> {
     let mut names = HashMap::new();
     for symbol in file.symbols().chain(file.dynamic_symbols()) {
         let object::SymbolFlags::Elf { st_info, .. } = symbol.flags() else {

@@ -11,7 +11,10 @@ use object::macho;
 use object::read::macho::{MachHeader, MachOFile, Nlist as _, Section as _};
 use object::{Endianness, Object};
 
+use std::sync::Arc;
+
 use super::{Builder, name_text};
+use crate::providers::interrupt::Checkpoint;
 
 pub(super) fn read(file: &object::File<'_>, out: &mut Builder) {
     match file {
@@ -31,10 +34,13 @@ fn read_macho<Mach: MachHeader<Endian = Endianness>>(
         return;
     };
     // Ordinal N (1-based) is the N-th dylib load command.
-    let libraries: Vec<Option<String>> = match file.import_libraries() {
+    let libraries: Vec<Option<Arc<str>>> = match file.import_libraries() {
         Ok(libraries) => libraries
             .take(usize::from(macho::MAX_LIBRARY_ORDINAL))
-            .map(|library| library.ok().and_then(|l| name_text(l.name())))
+            .map(|library| {
+                let name = library.ok().and_then(|l| name_text(l.name()))?;
+                Some(out.intern(name))
+            })
             .collect(),
         Err(_) => Vec::new(),
     };
@@ -44,6 +50,11 @@ fn read_macho<Mach: MachHeader<Endian = Endianness>>(
         .contains(macho::MH_TWOLEVEL);
     let symbols = macho.macho_symbol_table();
     let pointer_size: u64 = if macho.is_64() { 8 } else { 4 };
+    // Sections may share indirect-table ranges (only a hostile file's do):
+    // every entry visited, used or skipped, counts, and no walk visits more
+    // entries than the table holds.
+    let mut left = indirect.len();
+    let mut checkpoint = Checkpoint::new();
     for section in macho.sections() {
         let header = section.macho_section();
         let (is_stub, entry_size) = match header.section_type(endian) {
@@ -62,9 +73,18 @@ fn read_macho<Mach: MachHeader<Endian = Endianness>>(
         };
         let start: u64 = header.addr(endian).into();
         for (position, entry) in entries.iter().enumerate() {
-            if out.is_full() {
+            if out.is_full() || checkpoint.stop() {
                 return;
             }
+            if left == 0 {
+                out.note(
+                    "imports: stub and pointer sections share indirect symbol entries; reading \
+                     stopped after as many entries as the table holds"
+                        .to_owned(),
+                );
+                return;
+            }
+            left -= 1;
             let address = start.wrapping_add(position as u64 * entry_size);
             let Some(index) = entry.get(endian).index() else {
                 continue;

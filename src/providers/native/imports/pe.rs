@@ -10,6 +10,9 @@ use object::read::pe::{
     ImageNtHeaders, ImageOptionalHeader as _, ImageThunkData as _, Import, ImportThunkList, PeFile,
 };
 
+use std::borrow::Cow;
+use std::sync::Arc;
+
 use super::{Builder, name_text};
 
 pub(super) fn read(file: &object::File<'_>, out: &mut Builder) {
@@ -35,7 +38,11 @@ fn read_pe<Pe: ImageNtHeaders>(pe: &PeFile<'_, Pe>, out: &mut Builder) {
                         ));
                         break;
                     };
-                    let library = table.name(descriptor.name.get(LE)).ok().and_then(name_text);
+                    let library = table
+                        .name(descriptor.name.get(LE))
+                        .ok()
+                        .and_then(name_text)
+                        .map(|library| out.intern(library));
                     let iat = descriptor.first_thunk.get(LE);
                     let names = match descriptor.original_first_thunk.get(LE) {
                         0 => iat,
@@ -77,7 +84,8 @@ fn read_pe<Pe: ImageNtHeaders>(pe: &PeFile<'_, Pe>, out: &mut Builder) {
                     let library = table
                         .name(rva(descriptor.dll_name_rva.get(LE)))
                         .ok()
-                        .and_then(name_text);
+                        .and_then(name_text)
+                        .map(|library| out.intern(library));
                     let Ok(thunks) = table.thunks(rva(descriptor.import_name_table_rva.get(LE)))
                     else {
                         out.note(format!(
@@ -131,7 +139,7 @@ fn walk<'data, Pe: ImageNtHeaders>(
 
 fn add_slots<Pe: ImageNtHeaders>(
     out: &mut Builder,
-    library: Option<String>,
+    library: Option<Arc<str>>,
     base: u64,
     iat: u32,
     entries: Vec<Option<Import<'_>>>,
@@ -139,11 +147,11 @@ fn add_slots<Pe: ImageNtHeaders>(
     let slot_size = std::mem::size_of::<Pe::ImageThunkData>() as u64;
     for (position, entry) in entries.into_iter().enumerate() {
         let name = match entry {
-            Some(Import::Name(_, name)) => name_text(name),
-            Some(Import::Ordinal(ordinal)) => Some(format!(
+            Some(Import::Name(_, name)) => name_text(name).map(Cow::Borrowed),
+            Some(Import::Ordinal(ordinal)) => Some(Cow::Owned(format!(
                 "{}#{ordinal}",
                 library.as_deref().unwrap_or("unknown")
-            )),
+            ))),
             None => None,
         };
         let Some(name) = name else {
@@ -153,6 +161,6 @@ fn add_slots<Pe: ImageNtHeaders>(
         let slot = base
             .wrapping_add(u64::from(iat))
             .wrapping_add(position as u64 * slot_size);
-        out.slot(name, library.clone(), slot);
+        out.slot(&name, library.clone(), slot);
     }
 }

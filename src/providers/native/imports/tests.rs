@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
+use std::sync::Arc;
 
 use super::plt::{ebx_relative_jump, stub_start};
 use super::{Builder, MAX_IMPORT_ENTRIES};
@@ -298,7 +299,7 @@ fn pe_import_call_sites_match_llvm_readobj_and_objdump() {
     let create = thunks
         .imports()
         .iter()
-        .find(|import| import.name == "CreateFileW")
+        .find(|import| &*import.name == "CreateFileW")
         .expect("CreateFileW");
     assert_eq!(create.library.as_deref(), Some("KERNEL32.dll"));
 }
@@ -425,12 +426,13 @@ fn stubs_start_at_their_landing_pad() {
 #[test]
 fn one_import_reached_through_several_slots_and_stubs_is_one_entry() {
     let mut builder = Builder::default();
-    builder.slot("f".into(), Some("libc.so.6".into()), 0x20);
-    builder.slot("f".into(), Some("libc.so.6".into()), 0x10);
-    builder.function_slot("f".into(), None, 0x30);
+    let libc = builder.intern("libc.so.6");
+    builder.slot("f", Some(libc.clone()), 0x20);
+    builder.slot("f", Some(libc), 0x10);
+    builder.function_slot("f", None, 0x30);
     assert!(builder.stub_through(0x20, 0x400));
     assert!(!builder.stub_through(0x99, 0x500));
-    builder.slot(String::new(), None, 0x40);
+    builder.slot("", None, 0x40);
     let table = builder.finish();
     assert_eq!(table.imports.len(), 2);
     let bound = &table.imports[1];
@@ -446,10 +448,58 @@ fn one_import_reached_through_several_slots_and_stubs_is_one_entry() {
 fn the_entry_cap_stops_reading_and_says_so() {
     let mut builder = Builder::default();
     for slot in 0..MAX_IMPORT_ENTRIES as u64 + 10 {
-        builder.slot("f".into(), None, slot);
+        builder.slot("f", None, slot);
     }
     assert!(builder.is_full());
     let table = builder.finish();
     assert_eq!(table.imports[0].slots.len(), MAX_IMPORT_ENTRIES);
     assert_eq!(table.limitations.len(), 1);
+}
+
+/// Names and libraries are held once however many entries name them:
+/// 400,000 imports of 2 KiB names would otherwise be copied per slot,
+/// stub, key and procedure (R3-5).
+#[test]
+fn names_and_libraries_are_one_shared_allocation_across_entries_and_views() {
+    let mut builder = Builder::default();
+    let library = builder.intern("libhuge.so");
+    let name = "n".repeat(2048);
+    for slot in 0..4u64 {
+        let again = builder.intern("libhuge.so");
+        builder.slot(&name, Some(again), 0x100 + slot * 8);
+    }
+    let again = builder.intern("libhuge.so");
+    builder.slot("other", Some(again), 0x200);
+    assert!(builder.stub_through(0x108, 0x1000));
+    let table = builder.finish();
+    assert_eq!(table.imports.len(), 2);
+    for import in &table.imports {
+        let shared = import.library.as_ref().expect("bound");
+        assert!(Arc::ptr_eq(shared, &library), "one copy of the library");
+    }
+    let long = table.imports.iter().find(|i| i.name.len() == 2048).unwrap();
+    assert_eq!(long.slots.len(), 4);
+    assert_eq!(
+        Arc::strong_count(&long.name),
+        1,
+        "the table's one copy, no per-slot key"
+    );
+
+    // The inventory's procedure holds the table's library, not a copy.
+    let candidates = table.imports.iter().map(|import| {
+        crate::providers::native::procedures::Candidate::import(
+            import.address().unwrap(),
+            &import.name,
+            import.library.as_ref(),
+        )
+    });
+    let file_bytes = crate::providers::native::fixtures::tiny_elf();
+    let file = object::File::parse(&*file_bytes).unwrap();
+    let inventory = crate::providers::native::procedures::inventory(&file, candidates);
+    let procedure = inventory
+        .procedures
+        .iter()
+        .find(|p| p.address == 0x1000)
+        .expect("the stub's procedure");
+    assert!(Arc::ptr_eq(procedure.library.as_ref().unwrap(), &library));
 }

@@ -9,7 +9,7 @@ use object::read::elf::{Dyn as _, ElfFile, FileHeader, ProgramHeader as _, Secti
 use object::read::elf::{Sym as _, SymbolTable};
 use object::{Endianness, ReadRef, elf};
 
-use super::notes::{Capped, Notes, c_string};
+use super::notes::{Capped, Distinct, Notes, c_string};
 use super::object_tables::note_without_address;
 use super::{Layout, LayoutExport, LayoutImport, MAX_DYNAMIC_ENTRIES, MAX_DYNAMIC_SYMBOLS};
 use crate::providers::format_address;
@@ -100,8 +100,8 @@ fn elf_dynamic_entries<D: object::read::elf::Dyn<Endian = Endianness>>(
     layout: &mut Layout,
     notes: &mut Notes,
 ) {
-    let mut needed = Capped::new();
-    let mut rpaths = Capped::new();
+    let mut needed = Distinct::new();
+    let mut rpaths = Distinct::new();
     let mut errors = 0usize;
     let mut first_error = None;
     for (index, entry) in dynamics.iter().enumerate() {
@@ -123,9 +123,9 @@ fn elf_dynamic_entries<D: object::read::elf::Dyn<Endian = Endianness>>(
         // Do not read strings that could not be kept anyway.
         if (is_needed && needed.is_full()) || (!is_needed && rpaths.is_full()) {
             if is_needed {
-                needed.dropped = true;
+                needed.drop_one();
             } else {
-                rpaths.dropped = true;
+                rpaths.drop_one();
             }
             continue;
         }
@@ -157,8 +157,9 @@ fn elf_dynamic_entries<D: object::read::elf::Dyn<Endian = Endianness>>(
             first_error.unwrap_or_default()
         ));
     }
-    layout.needed_libraries = needed.finish("needed libraries", notes);
-    layout.rpaths = rpaths.finish("rpaths", notes);
+    (layout.needed_libraries, layout.needed_libraries_repeated) =
+        needed.finish("needed libraries", notes);
+    layout.rpaths = rpaths.finish("rpaths", notes).0;
 }
 
 /// Imports (undefined dynamic symbols) and exports (global or weak defined

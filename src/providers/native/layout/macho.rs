@@ -7,7 +7,7 @@ use object::read::macho::{LoadCommandVariant, MachHeader, MachOFile};
 use object::{Endianness, Object, ObjectSegment, ReadRef, macho};
 
 use super::exports_trie::trie_exports;
-use super::notes::{Capped, Notes};
+use super::notes::{Distinct, Notes};
 use super::object_tables::{object_exports, object_imports};
 use super::{Layout, MAX_LOAD_COMMANDS};
 
@@ -18,8 +18,8 @@ pub(super) fn macho_layout<'data, Mach: MachHeader<Endian = Endianness>>(
     notes: &mut Notes,
 ) {
     let endian = macho.endian();
-    let mut needed = Capped::new();
-    let mut rpaths = Capped::new();
+    let mut needed = Distinct::new();
+    let mut rpaths = Distinct::new();
     let mut signed = false;
     let mut build_versions = Vec::new();
     let mut minimum_versions = Vec::new();
@@ -117,8 +117,9 @@ pub(super) fn macho_layout<'data, Mach: MachHeader<Endian = Endianness>>(
             "load commands: {bad_strings} library or rpath names could not be read"
         ));
     }
-    layout.needed_libraries = needed.finish("needed libraries", notes);
-    layout.rpaths = rpaths.finish("rpaths", notes);
+    (layout.needed_libraries, layout.needed_libraries_repeated) =
+        needed.finish("needed libraries", notes);
+    layout.rpaths = rpaths.finish("rpaths", notes).0;
     layout.code_signature = Some(signed);
     let versions = if build_versions.is_empty() {
         minimum_versions
@@ -126,7 +127,7 @@ pub(super) fn macho_layout<'data, Mach: MachHeader<Endian = Endianness>>(
         build_versions
     };
     if !versions.is_empty() {
-        layout.macho_build_version = Some(versions.join("; "));
+        layout.macho_build_version = Some(joined_versions(versions));
     }
     layout.imports = object_imports(file, notes);
     // `object` walks an exports trie without bounding its work, so tries are
@@ -201,4 +202,33 @@ fn platform_name(platform: u32) -> String {
         other => return format!("platform {other}"),
     }
     .to_owned()
+}
+
+/// Distinct versions joined with `; `, at most [`MAX_VERSIONS`] of them
+/// and then a count: a hostile file may carry 100,000 version commands.
+fn joined_versions(mut versions: Vec<String>) -> String {
+    const MAX_VERSIONS: usize = 4;
+    let mut seen = std::collections::HashSet::new();
+    versions.retain(|version| seen.insert(version.clone()));
+    let more = versions.len().saturating_sub(MAX_VERSIONS);
+    versions.truncate(MAX_VERSIONS);
+    let mut joined = versions.join("; ");
+    if more > 0 {
+        joined.push_str(&format!("; and {more} more"));
+    }
+    joined
+}
+
+#[cfg(test)]
+mod version_tests {
+    #[test]
+    fn many_version_commands_give_a_short_fact() {
+        let versions = (0..100_000).map(|i| format!("macos 11.{i}")).collect();
+        assert_eq!(
+            super::joined_versions(versions),
+            "macos 11.0; macos 11.1; macos 11.2; macos 11.3; and 99996 more"
+        );
+        let same = vec!["ios 17.0".to_owned(); 3];
+        assert_eq!(super::joined_versions(same), "ios 17.0");
+    }
 }

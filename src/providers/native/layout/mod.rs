@@ -75,9 +75,6 @@ const MAX_LOAD_COMMANDS: usize = 100_000;
 const MAX_TRIE_NODES: usize = 100_000;
 const MAX_TRIE_DEPTH: usize = 512;
 
-/// Limitations listed at most (each one already summarises a whole table).
-const MAX_LIMITATIONS: usize = 100;
-
 /// Layout of one document.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Layout {
@@ -96,9 +93,15 @@ pub struct Layout {
     pub exports: Vec<LayoutExport>,
     /// ELF `DT_NEEDED`; Mach-O `LC_LOAD_DYLIB`, `LC_LOAD_WEAK_DYLIB`,
     /// `LC_REEXPORT_DYLIB`, `LC_LAZY_LOAD_DYLIB`, `LC_LOAD_UPWARD_DYLIB`; PE
-    /// import and delay-load import DLL names. In file order.
+    /// import and delay-load import DLL names. Each name once, in the order
+    /// first seen.
     pub needed_libraries: Vec<String>,
-    /// ELF `DT_RPATH` and `DT_RUNPATH` (split at `:`), Mach-O `LC_RPATH`.
+    /// Entries naming a library already in `needed_libraries` (a hostile
+    /// file may repeat one name 20,000 times); absent when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub needed_libraries_repeated: usize,
+    /// ELF `DT_RPATH` and `DT_RUNPATH` (split at `:`), Mach-O `LC_RPATH`;
+    /// each path once, in the order first seen.
     pub rpaths: Vec<String>,
     /// Mach-O: an `LC_CODE_SIGNATURE` command is present. PE: the security
     /// (certificate) directory is non-empty. `None` for ELF and COFF.
@@ -175,6 +178,10 @@ pub struct LayoutExport {
     pub address: String,
 }
 
+fn is_zero(count: &usize) -> bool {
+    *count == 0
+}
+
 /// Builds the layout of a parsed document.
 pub(super) fn layout(file: &object::File<'_>, info: &DocumentInfo) -> Layout {
     let mut notes = Notes::new();
@@ -187,6 +194,7 @@ pub(super) fn layout(file: &object::File<'_>, info: &DocumentInfo) -> Layout {
         imports: Vec::new(),
         exports: Vec::new(),
         needed_libraries: Vec::new(),
+        needed_libraries_repeated: 0,
         rpaths: Vec::new(),
         code_signature: None,
         macho_build_version: None,

@@ -5,17 +5,17 @@
 //! apart from the format readers, which all lean on it.
 
 use std::cell::Cell;
+use std::collections::HashSet;
 use std::fmt::Display;
 use std::time::Instant;
 
-use super::{
-    MAX_ENTRY_ERRORS, MAX_LAYOUT_ENTRIES, MAX_LIMITATIONS, MAX_NAME_BYTES, MAX_PULLS, TIME_LIMIT,
-};
+use super::{MAX_ENTRY_ERRORS, MAX_LAYOUT_ENTRIES, MAX_NAME_BYTES, MAX_PULLS, TIME_LIMIT};
+use crate::providers::limitations::Limitations;
 
-/// Limitations collected while building one layout, plus the time budget.
+/// Limitations collected while building one layout (each kind once, see
+/// [`Limitations`]), plus the time budget.
 pub(super) struct Notes {
-    limitations: Vec<String>,
-    omitted: usize,
+    limitations: Limitations,
     pub(super) deadline: Instant,
     out_of_time: bool,
     /// Names cut at [`MAX_NAME_BYTES`]; a `Cell` so that closures holding a
@@ -26,8 +26,7 @@ pub(super) struct Notes {
 impl Notes {
     pub(super) fn new() -> Notes {
         Notes {
-            limitations: Vec::new(),
-            omitted: 0,
+            limitations: Limitations::new(),
             deadline: Instant::now() + TIME_LIMIT,
             out_of_time: false,
             cut_names: Cell::new(0),
@@ -35,11 +34,7 @@ impl Notes {
     }
 
     pub(super) fn note(&mut self, text: impl Into<String>) {
-        if self.limitations.len() < MAX_LIMITATIONS {
-            self.limitations.push(text.into());
-        } else {
-            self.omitted += 1;
-        }
+        self.limitations.note(text);
     }
 
     /// True once the time budget is spent; notes `what` as cut short.
@@ -103,11 +98,7 @@ impl Notes {
                 "{cut} names were longer than {MAX_NAME_BYTES} bytes and were cut"
             ));
         }
-        if self.omitted > 0 {
-            self.limitations
-                .push(format!("{} further limitations were omitted", self.omitted));
-        }
-        self.limitations
+        self.limitations.sentences()
     }
 }
 
@@ -148,6 +139,54 @@ impl<T> Capped<T> {
             ));
         }
         self.items
+    }
+}
+
+/// Names without repeats, in the order first seen, capped like
+/// [`Capped`]: 20,000 `DT_NEEDED` entries naming one library are one
+/// entry, and `repeats` counts the other 19,999.
+pub(super) struct Distinct {
+    list: Capped<String>,
+    seen: HashSet<String>,
+    pub(super) repeats: usize,
+}
+
+impl Distinct {
+    pub(super) fn new() -> Distinct {
+        Distinct {
+            list: Capped::new(),
+            seen: HashSet::new(),
+            repeats: 0,
+        }
+    }
+
+    pub(super) fn is_full(&self) -> bool {
+        self.list.is_full()
+    }
+
+    /// Notes that a name was offered past the cap without reading it.
+    pub(super) fn drop_one(&mut self) {
+        self.list.dropped = true;
+    }
+
+    /// Keeps `name` unless it was seen (then counts a repeat); returns
+    /// false once the cap is reached, so that callers can stop reading.
+    pub(super) fn push(&mut self, name: String) -> bool {
+        if self.seen.contains(&name) {
+            self.repeats += 1;
+            return true;
+        }
+        if self.list.is_full() {
+            self.list.dropped = true;
+            return false;
+        }
+        self.seen.insert(name.clone());
+        self.list.push(name)
+    }
+
+    /// The distinct names and how many repeats were left out.
+    pub(super) fn finish(self, what: &str, notes: &mut Notes) -> (Vec<String>, usize) {
+        (self.list.finish(what, notes), self.repeats)
     }
 }
 

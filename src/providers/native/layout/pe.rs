@@ -5,7 +5,7 @@
 use object::read::pe::{ImageNtHeaders, ImageOptionalHeader as _, PeFile};
 use object::{LittleEndian as LE, Object, ReadRef, pe};
 
-use super::notes::{Capped, Notes, drain};
+use super::notes::{Capped, Distinct, Notes, drain};
 use super::object_tables::{object_exports, object_imports};
 use super::{Layout, MAX_LAYOUT_ENTRIES};
 use crate::providers::format_address;
@@ -22,9 +22,9 @@ pub(super) fn pe_layout<'data, Pe: ImageNtHeaders>(
         pe.data_directory(pe::IMAGE_DIRECTORY_ENTRY_SECURITY)
             .is_some_and(|directory| directory.size.get(LE) != 0),
     );
-    layout.needed_libraries = match pe.import_libraries() {
+    (layout.needed_libraries, layout.needed_libraries_repeated) = match pe.import_libraries() {
         Ok(libraries) => {
-            let mut list = Capped::new();
+            let mut list = Distinct::new();
             let shared: &Notes = notes;
             let drained = drain(libraries, shared.deadline, |library| {
                 list.push(shared.name(library.name()))
@@ -36,7 +36,7 @@ pub(super) fn pe_layout<'data, Pe: ImageNtHeaders>(
             notes.note(format!(
                 "needed libraries: the import tables cannot be read: {error}"
             ));
-            Vec::new()
+            (Vec::new(), 0)
         }
     };
     layout.imports = object_imports(file, notes);

@@ -3,6 +3,7 @@
 //! until control leaves it or the run reaches claimed bytes, padding or
 //! another procedure's start.
 
+use crate::providers::interrupt::Checkpoint;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::super::disasm::Walker;
@@ -32,6 +33,13 @@ const DELIMITED_REACH: u64 = 1 << 16;
 const ENTRY_WINDOW: usize = 8;
 /// Call sites followed by padding that show a callee never returns.
 const PADDED_CALLS: usize = 2;
+/// Jump-table entries one pass may read in all, beyond a quarter of the
+/// code's bytes. One table's entries are in the file once, but any number
+/// of jumps may claim it (a hostile file points 20,000 switches at one
+/// table of 2,000,000 entries, each bounded by `cmp edi, 0x7fffffff`):
+/// without a total, work and memory grow as jumps × entries. Real code
+/// holds far fewer case entries than a quarter of its bytes.
+const MIN_TABLE_ENTRIES: u64 = 1 << 16;
 
 /// Addresses still to walk, each with the shapes on the path to it.
 type Worklist = Vec<(u64, Vec<Shape>)>;
@@ -123,6 +131,13 @@ pub(super) struct Descent<'a> {
     /// Branch targets of the first pass, with the start of the procedure
     /// that branched there.
     foreign_targets: HashMap<u64, u64>,
+    /// Stops the walk when the call is interrupted (its result is then
+    /// discarded).
+    checkpoint: Checkpoint,
+    /// Jump-table entries this pass may still read (see
+    /// [`MIN_TABLE_ENTRIES`]), and how many it read.
+    table_entries_left: u64,
+    table_entries_read: u64,
 }
 
 impl<'a> Descent<'a> {
@@ -151,6 +166,9 @@ impl<'a> Descent<'a> {
             suspect,
             never_return,
             foreign_targets,
+            checkpoint: Checkpoint::new(),
+            table_entries_left: input.code.byte_len() / 4 + MIN_TABLE_ENTRIES,
+            table_entries_read: 0,
         }
     }
 
@@ -342,6 +360,9 @@ impl<'a> Descent<'a> {
     fn walk_from(&mut self, walked: &mut Walked, start: u64) {
         let mut worklist = vec![(start, Vec::new())];
         while let Some((address, history)) = worklist.pop() {
+            if self.checkpoint.stop() {
+                return;
+            }
             self.run(walked, address, history, &mut worklist);
         }
     }
@@ -695,9 +716,17 @@ impl<'a> Descent<'a> {
         let words = self.input.words;
         let pointers = self.input.pointers;
         let unaligned_ok = self.input.arch != Arch::Aarch64;
+        // Every entry read counts against the pass's total; a table read
+        // when it is spent ends there.
+        let left = std::cell::Cell::new(self.table_entries_left);
+        let spend = || {
+            let more = left.get() > 0;
+            left.set(left.get().saturating_sub(1));
+            more
+        };
         let reader = jump_tables::Reader {
-            read: |at, width| words.value(at, width),
-            pointer: |slot| pointers.value_at(slot),
+            read: |at, width| spend().then(|| words.value(at, width)).flatten(),
+            pointer: |slot| spend().then(|| pointers.value_at(slot)).flatten(),
             register: |reg| walked.register(reg),
             valid: |target: u64, delimited: bool| {
                 let reach = if delimited {
@@ -712,11 +741,18 @@ impl<'a> Descent<'a> {
             referenced: self.input.referenced,
         };
         let resolution = jump_tables::resolve(history, shape, &reader);
+        self.table_entries_read += self.table_entries_left - left.get();
+        self.table_entries_left = left.get();
         match resolution {
             Resolution::Targets(targets) | Resolution::Delimited(targets) => {
                 self.tables += 1;
+                // Cases share targets (every default case): each is one
+                // branch.
+                let mut seen = HashSet::with_capacity(targets.len());
                 for target in targets {
-                    self.branch(walked, from, target, false, Vec::new(), worklist);
+                    if seen.insert(target) {
+                        self.branch(walked, from, target, false, Vec::new(), worklist);
+                    }
                 }
             }
             Resolution::Unbounded => {
@@ -832,6 +868,9 @@ impl<'a> Descent<'a> {
         for (start, end) in regions {
             let mut address = start;
             while address < end {
+                if self.checkpoint.stop() {
+                    return;
+                }
                 let Some(unclaimed) = self.claims.next_unclaimed(address) else {
                     break;
                 };
@@ -865,11 +904,21 @@ impl<'a> Descent<'a> {
         let mut found = self.found;
         found.sort_unstable_by_key(|found| found.address);
         found.dedup_by_key(|found| found.address);
+        let mut limitations = Vec::new();
+        if self.table_entries_left == 0 {
+            limitations.push(format!(
+                "jump tables: reading stopped after {} entries in all (a quarter of the code's \
+                 bytes plus {MIN_TABLE_ENTRIES}); the cases of later tables were not followed",
+                self.table_entries_read
+            ));
+        }
         Recovery {
             found,
             tables: self.tables,
             unbounded_tables: self.unbounded_tables,
-            limitations: Vec::new(),
+            #[cfg(test)]
+            table_entries: self.table_entries_read,
+            limitations,
         }
     }
 

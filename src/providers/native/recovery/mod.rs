@@ -82,6 +82,10 @@ pub(super) struct Recovery {
     /// Jump tables read, and table-shaped jumps whose index nothing bounds.
     pub tables: usize,
     pub unbounded_tables: usize,
+    /// Jump-table entries the last pass read, at most a quarter of the
+    /// code's bytes plus 65,536 (see `descent.rs`); tests check it.
+    #[cfg(test)]
+    pub table_entries: u64,
     pub limitations: Vec<String>,
 }
 

@@ -370,9 +370,22 @@ fn elf_dynamic_entries_from_sections_and_from_pt_dynamic() {
 
 #[test]
 fn elf_needed_libraries_are_capped_and_bad_offsets_reported() {
-    let entries = vec![(DT_NEEDED, 1u64); MAX_LAYOUT_ENTRIES + 1];
+    // One name 20,000 times is one library and 19,999 repeats.
+    let entries = vec![(DT_NEEDED, 1); 20_000];
     let layout = layout_of_bytes(&dynamic_elf(b"\0libx.so\0", &entries, true));
+    assert_eq!(layout.needed_libraries, ["libx.so"]);
+    assert_eq!(layout.needed_libraries_repeated, 19_999);
+    assert!(layout.limitations.is_empty(), "{:?}", layout.limitations);
+
+    let mut strings = vec![0u8];
+    let mut entries = Vec::new();
+    for index in 0..=MAX_LAYOUT_ENTRIES {
+        entries.push((DT_NEEDED, strings.len() as u64));
+        strings.extend_from_slice(format!("l{index}.so\0").as_bytes());
+    }
+    let layout = layout_of_bytes(&dynamic_elf(&strings, &entries, true));
     assert_eq!(layout.needed_libraries.len(), MAX_LAYOUT_ENTRIES);
+    assert_eq!(layout.needed_libraries_repeated, 0);
     assert!(
         layout
             .limitations
