@@ -19,7 +19,7 @@ cd "$root"
 
 seconds="${FUZZ_SECONDS:-30}"
 runs="${FUZZ_RUNS:-100000000}"
-all_targets=(native_image native_analysis artifact_archive prompt_arguments match_key javascript_extract tokens_file jsonrpc_message)
+all_targets=(native_image native_analysis artifact_archive prompt_arguments match_key javascript_extract tokens_file jsonrpc_message shebang_line)
 if [ "$#" -gt 0 ]; then targets=("$@"); else targets=("${all_targets[@]}"); fi
 
 declare -A max_len=(
@@ -38,6 +38,8 @@ declare -A max_len=(
     [tokens_file]=65536
     # One JSON-RPC message, a tool call with nested arguments at most.
     [jsonrpc_message]=65536
+    # The kernel reads 256 bytes of a script; room past that.
+    [shebang_line]=1024
 )
 
 say() { printf '==> %s\n' "$*"; }
@@ -70,7 +72,7 @@ if ! bash tests/fixtures/fetch.sh >target/ci/fuzz-fixtures.log 2>&1; then
     say "fixtures could not all be fetched (see target/ci/fuzz-fixtures.log); seeding from what is here"
 fi
 say "writing seed corpora under fuzz/corpus/"
-mkdir -p fuzz/corpus/native_image fuzz/corpus/native_analysis fuzz/corpus/artifact_archive fuzz/corpus/prompt_arguments fuzz/corpus/match_key fuzz/corpus/javascript_extract fuzz/corpus/tokens_file fuzz/corpus/jsonrpc_message
+mkdir -p fuzz/corpus/native_image fuzz/corpus/native_analysis fuzz/corpus/artifact_archive fuzz/corpus/prompt_arguments fuzz/corpus/match_key fuzz/corpus/javascript_extract fuzz/corpus/tokens_file fuzz/corpus/jsonrpc_message fuzz/corpus/shebang_line
 
 for source in /bin/true /usr/lib/x86_64-linux-gnu/libz.so.1; do
     if [ -e "$source" ]; then
@@ -142,6 +144,9 @@ seed_tokens() { printf '%s' "$2" > "fuzz/corpus/tokens_file/seed-$1"; }
 seed_tokens two $'[[token]]\nname = "ana"\ntoken = "0123456789abcdef-ana"\n\n[[token]]\nname = "ben"\ntoken = "0123456789abcdef-ben"\n'
 seed_tokens short $'[[token]]\nname = "ana"\ntoken = "short"\n'
 seed_tokens same $'[[token]]\nname = "a"\ntoken = "0123456789abcdefgh"\n[[token]]\nname = "b"\ntoken = "0123456789abcdefgh"\n'
+for seed in '#!/bin/sh\n' '#! /usr/bin/env python3 -u\n' '#!\t/x\targ  \n' '#!/a' '\x7fELF'; do
+    printf "$seed" > "fuzz/corpus/shebang_line/seed-$(printf '%s' "$seed" | sha256sum | cut -c1-12)"
+done
 say "  fuzz/corpus/tokens_file/ holds $(ls fuzz/corpus/tokens_file | wc -l) files"
 
 seed_message() { printf '%s' "$2" > "fuzz/corpus/jsonrpc_message/seed-$1"; }

@@ -76,7 +76,8 @@ pub fn parse(start: &[u8]) -> Head {
         end -= 1;
     }
     let name_start = match non_spacetab(2, end) {
-        Some(i) if i != end => i,
+        // The kernel: a name that starts at a NUL is no name (ENOEXEC).
+        Some(i) if i != end && buf[i] != 0 => i,
         _ => return Head::Unrunnable,
     };
     let separator = terminator(name_start, end);
@@ -266,5 +267,31 @@ mod tests {
         std::fs::write(at("missing"), format!("#!{}\n", at("absent").display())).unwrap();
         let missing = Program::resolve(opened("missing"), &mut open).unwrap_err();
         assert!(matches!(missing, InterpreterError::Open(_)), "{missing}");
+    }
+}
+
+#[cfg(test)]
+mod any_bytes {
+    use super::*;
+
+    proptest::proptest! {
+        /// Any start of a file reads as a binary, an unrunnable line or a
+        /// script whose name is one non-empty word from the first
+        /// `SHEBANG_BYTES`, never a panic.
+        #[test]
+        fn any_bytes_read_as_a_head_of_one_word(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..400), shebang in proptest::bool::ANY) {
+            let mut bytes = bytes;
+            if shebang {
+                bytes.splice(0..0, *b"#!");
+            }
+            if let Head::Script { name, argument } = parse(&bytes) {
+                let name = name.as_bytes();
+                proptest::prop_assert!(!name.is_empty() && name.len() < SHEBANG_BYTES);
+                proptest::prop_assert!(!name.iter().any(|b| matches!(b, b' ' | b'\t' | b'\n' | 0)));
+                if let Some(argument) = argument {
+                    proptest::prop_assert!(!argument.as_bytes().iter().any(|b| matches!(b, b'\n' | 0)));
+                }
+            }
+        }
     }
 }
