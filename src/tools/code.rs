@@ -28,9 +28,6 @@ const DEFAULT_MAX_INSTRUCTIONS: u32 = 300;
 /// under the 4 MiB ceiling of every answer).
 const DEFAULT_LISTING_BYTES: usize = 20 << 10;
 const MAX_LISTING_BYTES: usize = 3 << 20;
-/// Bytes a block line may take ("0x…..0x… (n): kind 0x…, kind 0x…"),
-/// counted for every instruction since any may start a block.
-const BLOCK_LINE_BYTES: usize = 112;
 /// Most callers a dossier lists (the total is always given).
 const DOSSIER_CALLERS: usize = 50;
 
@@ -218,8 +215,8 @@ fn reference_json(xref: &crate::providers::code::Xref, strings: &StringTable) ->
 }
 
 /// How many of the dossier's instructions fit `budget` bytes of listing,
-/// each counted with its line, a block line, and its references and
-/// callees; `None` when all do.
+/// each counted with its line, the line of the block it starts, and its
+/// references and callees; `None` when all do.
 fn listing_fit(
     dossier: &FunctionDossier,
     strings: &StringTable,
@@ -227,6 +224,9 @@ fn listing_fit(
     budget: usize,
 ) -> Option<usize> {
     let mut extra: BTreeMap<u64, usize> = BTreeMap::new();
+    for block in &dossier.blocks {
+        *extra.entry(block.start).or_default() += block_line(block).len() + 3;
+    }
     for xref in &dossier.references {
         *extra.entry(xref.from).or_default() += reference_json(xref, strings).to_string().len() + 1;
     }
@@ -238,7 +238,6 @@ fn listing_fit(
     for (listed, instruction) in dossier.instructions.iter().enumerate() {
         used += instruction_line(instruction).len()
             + 3
-            + BLOCK_LINE_BYTES
             + extra.get(&instruction.address).copied().unwrap_or(0);
         if used > budget {
             return Some(listed);
