@@ -44,33 +44,32 @@ impl Limitations {
     /// One occurrence of a kind that may repeat. `instance` describes this
     /// occurrence and is only built for the first one.
     pub fn occurrence(&mut self, what: &str, instance: impl FnOnce() -> String) {
-        if let Some(kind) = self
-            .kinds
-            .iter_mut()
-            .find(|kind| kind.first.is_some() && kind.what == what)
-        {
-            kind.count += 1;
-            return;
-        }
-        if self.kinds.len() >= MAX_KINDS {
-            self.omitted += 1;
-            return;
-        }
-        let first = crate::ground::text::excerpt(&instance(), MAX_INSTANCE_CHARS);
-        self.kinds.push(Kind {
-            what: what.to_owned(),
-            first: Some(first),
-            count: 1,
+        self.count_or_add(what, true, || {
+            Some(crate::ground::text::excerpt(
+                &instance(),
+                MAX_INSTANCE_CHARS,
+            ))
         });
     }
 
     /// A sentence; the same sentence again only counts.
     pub fn note(&mut self, sentence: impl Into<String>) {
         let sentence = sentence.into();
+        self.count_or_add(&sentence, false, || None);
+    }
+
+    /// Counts one more of the kind `what` (one with a first instance, or a
+    /// plain sentence), or adds it with `first` while there is room.
+    fn count_or_add(
+        &mut self,
+        what: &str,
+        instanced: bool,
+        first: impl FnOnce() -> Option<String>,
+    ) {
         if let Some(kind) = self
             .kinds
             .iter_mut()
-            .find(|kind| kind.first.is_none() && kind.what == sentence)
+            .find(|kind| kind.first.is_some() == instanced && kind.what == what)
         {
             kind.count += 1;
             return;
@@ -80,8 +79,8 @@ impl Limitations {
             return;
         }
         self.kinds.push(Kind {
-            what: sentence,
-            first: None,
+            what: what.to_owned(),
+            first: first(),
             count: 1,
         });
     }
