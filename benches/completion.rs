@@ -370,8 +370,8 @@ fn generate(count: usize) -> Inventory {
         };
         procedures.push(Procedure {
             address,
-            name,
-            aliases,
+            name: name.map(Into::into),
+            aliases: aliases.into_iter().map(Into::into).collect(),
             size: None,
             sources: rea::providers::Sources::of(rea::providers::Source::Symbol),
             library: None,

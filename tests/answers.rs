@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 
 use common::synth_elf::{
     Contents, Elf, SHF_ALLOC, SHF_EXECINSTR, SHF_WRITE, SHT_DYNAMIC, SHT_PROGBITS, SHT_STRTAB,
-    Section, dynamic,
+    SHT_SYMTAB, Section, dynamic, strtab, sym,
 };
 use common::{Era, call, connect};
 use rea::tools::ToolName;
@@ -287,16 +287,15 @@ async fn tools_list_is_at_most_40_kib() {
 /// Where the hostile files below map their code.
 const TEXT: u64 = 0x40_1000;
 
+/// The `.text` section of those files, holding `code` at [`TEXT`].
+fn text_section(code: Vec<u8>) -> Section {
+    Section::new(".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, TEXT, code)
+}
+
 /// An ELF whose dynamic table names one short library 20,000 times.
 fn elf_needing_one_library_20000_times() -> Vec<u8> {
     let mut elf = Elf::new(TEXT);
-    elf.section(Section::new(
-        ".text",
-        SHT_PROGBITS,
-        SHF_ALLOC | SHF_EXECINSTR,
-        TEXT,
-        vec![0xc3; 16],
-    ));
+    elf.section(text_section(vec![0xc3; 16]));
     let strings = elf.section(Section::new(
         ".dynstr",
         SHT_STRTAB,
@@ -324,13 +323,7 @@ fn elf_needing_one_library_20000_times() -> Vec<u8> {
 /// bytes: far more code than the file holds, so most are past the budget.
 fn elf_with_5000_executable_sections() -> Vec<u8> {
     let mut elf = Elf::new(TEXT);
-    let text = elf.section(Section::new(
-        ".text",
-        SHT_PROGBITS,
-        SHF_ALLOC | SHF_EXECINSTR,
-        TEXT,
-        vec![0x90; 4096],
-    ));
+    let text = elf.section(text_section(vec![0x90; 4096]));
     for index in 0..5_000u64 {
         let mut copy = Section::new(
             &format!(".t{index}"),
@@ -371,13 +364,7 @@ fn elf_with_a_function_naming_2000_long_strings() -> Vec<u8> {
         rodata.push(0);
     }
     let mut elf = Elf::new(TEXT);
-    elf.section(Section::new(
-        ".text",
-        SHT_PROGBITS,
-        SHF_ALLOC | SHF_EXECINSTR,
-        TEXT,
-        code,
-    ));
+    elf.section(text_section(code));
     elf.section(Section::new(
         ".rodata",
         SHT_PROGBITS,
@@ -385,6 +372,38 @@ fn elf_with_a_function_naming_2000_long_strings() -> Vec<u8> {
         RODATA,
         rodata,
     ));
+    elf.build()
+}
+
+/// An ELF whose 300 functions have distinct 4,000-character names, the
+/// first with 40 more such names as aliases.
+fn elf_with_300_functions_of_long_names() -> Vec<u8> {
+    let names: Vec<Vec<u8>> = (0..340u32)
+        .map(|index| {
+            let mut name = format!("f{index:04}").into_bytes();
+            name.resize(4000, b'a' + (index % 26) as u8);
+            name
+        })
+        .collect();
+    let refs: Vec<&[u8]> = names.iter().map(Vec::as_slice).collect();
+    let (strings, offsets) = strtab(&refs);
+    let mut elf = Elf::new(TEXT);
+    let text = elf.section(text_section(vec![0xc3; 300 * 16]));
+    let mut symbols = vec![0u8; 24];
+    for (index, &offset) in offsets.iter().enumerate() {
+        let address = if index >= 300 {
+            TEXT
+        } else {
+            TEXT + 16 * index as u64
+        };
+        symbols.extend_from_slice(&sym(offset, 0x12, text as u16, address, 16));
+    }
+    let names = elf.section(Section::new(".strtab", SHT_STRTAB, 0, 0, strings));
+    elf.section(
+        Section::new(".symtab", SHT_SYMTAB, 0, 0, symbols)
+            .link(names)
+            .entsize(24),
+    );
     elf.build()
 }
 
@@ -455,4 +474,33 @@ async fn hostile_files_keep_every_default_answer_within_32_kib() {
     let bytes = largest.to_string().len();
     assert!(bytes <= 4 << 20, "a {bytes}-byte answer");
     c.answer("trace_feature", json!({"query": "aaaa"})).await;
+
+    let names = write("names", elf_with_300_functions_of_long_names());
+    c.answer("open_binary", json!({"path": names})).await;
+    let listed = c.answer("list_procedures", json!({})).await;
+    let first = &listed["result"]["items"][0];
+    assert_eq!(first["name_chars"], 4000, "{first}");
+    assert!(first["name"].as_str().unwrap().chars().count() <= 513);
+    assert_eq!(first["aliases_total"], 40, "{first}");
+    assert_eq!(first["aliases"].as_array().unwrap().len(), 8);
+    let returned = listed["result"]["items"].as_array().unwrap().len();
+    assert!(returned < 100, "a page of long names stops early");
+    assert_eq!(
+        listed["result"]["next_offset"], returned,
+        "{}",
+        listed["result"]
+    );
+    let found = c
+        .answer("search_procedures", json!({"pattern": "f0"}))
+        .await;
+    assert_eq!(found["result"]["total"], 300, "one match per procedure");
+    assert_eq!(found["result"]["items"][0]["matched_name_chars"], 4000);
+    let resolved = c
+        .answer(
+            "procedure_address",
+            json!({"procedure": format!("{TEXT:#x}")}),
+        )
+        .await;
+    assert_eq!(resolved["result"]["aliases_total"], 40);
+    c.answer("trace_feature", json!({"query": "f01"})).await;
 }

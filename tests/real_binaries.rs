@@ -400,7 +400,7 @@ fn symbol_procedures_differ_from_llvm_nm_only_by_classified_rules() {
                 p.name
                     .iter()
                     .chain(&p.aliases)
-                    .map(move |n| (p.address, n.clone()))
+                    .map(move |n| (p.address, n.to_string()))
             })
             .collect();
         let theirs: BTreeSet<(u64, String)> =

@@ -10,6 +10,7 @@
 
 use crate::ground::hidden::MAX_VALUE_SCALARS;
 use crate::ground::hidden::is_hidden;
+use crate::ground::shared_name::SharedName;
 
 use super::key as match_key;
 use super::min_tree::MinTree;
@@ -51,9 +52,11 @@ pub fn is_offerable(candidate: &str) -> bool {
 #[derive(Debug, Default)]
 pub struct CandidateIndex {
     /// Distinct offerable candidates in code-point order; a value's position is its rank.
-    values: Vec<Box<str>>,
-    /// `(key, rank)` sorted by key, then rank.
-    keys: Vec<(Box<str>, u32)>,
+    /// Shared with whoever handed them in (a procedure's name is not copied).
+    values: Vec<SharedName>,
+    /// `(key, rank)` sorted by key, then rank. A key equal to its value
+    /// (most identifiers) shares the value's allocation.
+    keys: Vec<(SharedName, u32)>,
     /// The ranks in key order, for "smallest ranks in a key range".
     ranks: MinTree,
 }
@@ -64,9 +67,9 @@ impl CandidateIndex {
     pub fn build<I, S>(candidates: I) -> Self
     where
         I: IntoIterator<Item = S>,
-        S: Into<Box<str>>,
+        S: Into<SharedName>,
     {
-        let mut values: Vec<Box<str>> = candidates
+        let mut values: Vec<SharedName> = candidates
             .into_iter()
             .map(Into::into)
             .filter(|c| is_offerable(c))
@@ -74,10 +77,18 @@ impl CandidateIndex {
         values.sort_unstable();
         values.dedup();
         values.truncate(u32::MAX as usize);
-        let mut keys: Vec<(Box<str>, u32)> = values
+        let mut keys: Vec<(SharedName, u32)> = values
             .iter()
             .enumerate()
-            .map(|(rank, v)| (match_key::key(v).into_boxed_str(), rank as u32))
+            .map(|(rank, v)| {
+                let key = match_key::key(v);
+                let key = if key == **v {
+                    v.clone()
+                } else {
+                    SharedName::from(key)
+                };
+                (key, rank as u32)
+            })
             .collect();
         keys.sort_unstable();
         let ranks = MinTree::new(keys.iter().map(|(_, rank)| *rank).collect());
@@ -120,7 +131,7 @@ impl CandidateIndex {
 pub fn complete<I, S>(candidates: I, prefix: &str) -> CompletionPage
 where
     I: IntoIterator<Item = S>,
-    S: Into<Box<str>>,
+    S: Into<SharedName>,
 {
     CandidateIndex::build(candidates).query(prefix)
 }

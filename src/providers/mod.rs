@@ -12,6 +12,8 @@ pub mod limitations;
 pub mod native;
 pub mod radare2;
 
+pub use crate::ground::shared_name::SharedName;
+
 /// The id of the built-in provider.
 pub const NATIVE_PROVIDER_ID: &str = "native";
 
@@ -45,9 +47,9 @@ pub struct Procedure {
     pub address: u64,
     /// Primary symbol name; `None` when no symbol names this address or its
     /// name is not valid UTF-8.
-    pub name: Option<String>,
+    pub name: Option<SharedName>,
     /// Other symbol names at the same address, sorted.
-    pub aliases: Vec<String>,
+    pub aliases: Vec<SharedName>,
     /// Extent in bytes when a table states it (symbol size, `.eh_frame` FDE
     /// range, PE `.pdata` entry); `None` when only the start is known.
     pub size: Option<u64>,

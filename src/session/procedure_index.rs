@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::matching::CandidateIndex;
 use crate::providers::demangle::demangle;
-use crate::providers::{Inventory, Procedure, format_address};
+use crate::providers::{Inventory, Procedure, SharedName, format_address};
 
 static GENERATION: AtomicU64 = AtomicU64::new(1);
 
@@ -24,28 +24,30 @@ pub struct ProcedureIndex {
     pub candidates: CandidateIndex,
     /// Raw name → demangled form, for the names that demangle; built on the
     /// first name search.
-    demangled: OnceLock<HashMap<Box<str>, Box<str>>>,
+    demangled: OnceLock<HashMap<SharedName, Box<str>>>,
 }
 
 impl ProcedureIndex {
     pub fn build(inventory: Arc<Inventory>) -> ProcedureIndex {
         let generation = GENERATION.fetch_add(1, Ordering::Relaxed);
-        let mut names: HashMap<&str, u32> = HashMap::with_capacity(inventory.procedures.len());
+        // Names go into the index shared with the inventory, not copied.
+        let mut names: HashMap<&SharedName, u32> =
+            HashMap::with_capacity(inventory.procedures.len());
         if !inventory.truncated {
             for p in &inventory.procedures {
                 for name in p.name.iter().chain(&p.aliases) {
-                    *names.entry(name.as_str()).or_default() += 1;
+                    *names.entry(name).or_default() += 1;
                 }
             }
         }
         let addresses = inventory
             .procedures
             .iter()
-            .map(|p| format_address(p.address));
+            .map(|p| SharedName::from(format_address(p.address)));
         let unique_names = names
             .into_iter()
             .filter(|&(_, count)| count == 1)
-            .map(|(name, _)| name.to_string());
+            .map(|(name, _)| name.clone());
         let candidates = CandidateIndex::build(addresses.chain(unique_names));
         ProcedureIndex {
             generation,
@@ -72,7 +74,7 @@ impl ProcedureIndex {
                     .procedures
                     .iter()
                     .flat_map(|p| p.name.iter().chain(&p.aliases))
-                    .filter_map(|n| demangle(n).map(|d| (n.as_str().into(), d.into_boxed_str())))
+                    .filter_map(|n| demangle(n).map(|d| (n.clone(), d.into_boxed_str())))
                     .collect()
             })
             .get(raw)
@@ -112,8 +114,8 @@ mod tests {
     fn procedure(address: u64, name: Option<&str>, aliases: &[&str]) -> Procedure {
         Procedure {
             address,
-            name: name.map(str::to_string),
-            aliases: aliases.iter().map(|a| a.to_string()).collect(),
+            name: name.map(Into::into),
+            aliases: aliases.iter().map(|a| (*a).into()).collect(),
             size: None,
             sources: crate::providers::Sources::of(crate::providers::Source::Symbol),
             library: None,

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use super::inputs::{BinaryOverviewInput, ListDocumentsInput, ListProceduresInput};
 use super::paging::PageRequest;
 use super::shared::document::Document;
-use super::shared::procedures::Scope;
+use super::shared::procedures::{Scope, name_facts};
 use super::{HandlerResult, ToolError, ToolName};
 use crate::providers::format_address;
 use crate::providers::native::MAX_PROCEDURES;
@@ -69,6 +69,11 @@ impl Tool for BinaryOverview {
     }
 }
 
+/// Most bytes of items one page of `list_procedures` carries: a hundred
+/// ordinary procedures take about 10 KB; a page of long names stops early
+/// and says where to go on (`next_offset`).
+const PAGE_BYTES: usize = 24 * 1024;
+
 pub struct ListProcedures;
 
 impl Tool for ListProcedures {
@@ -91,12 +96,7 @@ impl Tool for ListProcedures {
                     "address": format_address(p.address),
                     "found_by": p.sources.names(),
                 });
-                if let Some(n) = &p.name {
-                    item["name"] = json!(n);
-                }
-                if !p.aliases.is_empty() {
-                    item["aliases"] = json!(p.aliases);
-                }
+                name_facts(p, &mut item);
                 if let Some(size) = p.size {
                     item["size"] = json!(size);
                 }
@@ -123,9 +123,10 @@ impl Tool for ListProcedures {
                 inventory.non_utf8_names
             ));
         }
+        let items = PageRequest::within(&items, PAGE_BYTES);
         let mut result =
             json!({"document": scope.name, "items": items, "truncated": inventory.truncated});
-        page.annotate(inventory.procedures.len(), &mut result);
+        page.annotate_returned(inventory.procedures.len(), items.len(), &mut result);
         let parameters =
             json!({"document": scope.name, "offset": page.offset, "limit": page.limit});
         scope.observe(

@@ -58,7 +58,12 @@ impl PageRequest {
     /// outgrow what a reader should pay for one answer. The continuation
     /// fields of [`PageRequest::annotate_returned`] say where it stopped.
     pub fn slice_within<'a>(&self, items: &'a [Value], budget: usize) -> &'a [Value] {
-        let page = self.slice(items);
+        PageRequest::within(self.slice(items), budget)
+    }
+
+    /// The leading items of `page` whose JSON fits in `budget` bytes (never
+    /// fewer than one), for a page already sliced.
+    pub fn within(page: &[Value], budget: usize) -> &[Value] {
         let mut used = 0;
         let fits = page
             .iter()

@@ -6,18 +6,19 @@ use serde_json::{Value, json};
 
 use super::inputs::{ProcedureAddressInput, SearchInput};
 use super::search::Search;
-use super::shared::procedures::{Scope, import_facts, names, resolve};
+use super::shared::procedures::{Scope, import_facts, name_facts, names, put_name, resolve};
 use super::{HandlerResult, ToolError, ToolName};
 use crate::providers::{Procedure, format_address};
 use crate::session::ProcedureIndex;
 
 fn item(p: &Procedure, matched: &str, index: &ProcedureIndex) -> Value {
-    let mut item = json!({"address": format_address(p.address), "matched_name": matched});
+    let mut item = json!({"address": format_address(p.address)});
+    put_name(&mut item, "matched_name", matched);
     if let Some(n) = &p.name {
-        item["name"] = json!(n);
+        put_name(&mut item, "name", n);
     }
     if let Some(d) = index.demangled(matched) {
-        item["demangled"] = json!(d);
+        put_name(&mut item, "demangled", d);
     }
     import_facts(p, &mut item);
     item
@@ -36,7 +37,7 @@ impl Tool for SearchProcedures {
         let scope = Scope::open(session, input.document.as_deref(), call.progress)?;
         let index = &scope.index;
         let pattern = &search.pattern;
-        let matches: Vec<Value> = index
+        let matches: Vec<(&Procedure, &str)> = index
             .inventory
             .procedures
             .iter()
@@ -46,7 +47,7 @@ impl Tool for SearchProcedures {
                         pattern.is_match(n)
                             || index.demangled(n).is_some_and(|d| pattern.is_match(d))
                     })
-                    .map(|matched| item(p, matched, index))
+                    .map(|matched| (p, matched.as_str()))
             })
             .collect();
         let mut limitations = Vec::new();
@@ -56,7 +57,12 @@ impl Tool for SearchProcedures {
                 .to_string(),
         );
         }
-        let result = search.page(&scope.name, matches, index.inventory.truncated);
+        let result = search.page(
+            &scope.name,
+            &matches,
+            |(p, matched)| item(p, matched, index),
+            index.inventory.truncated,
+        );
         scope.observe(
             session,
             ToolName::SearchProcedures,
@@ -88,11 +94,9 @@ impl Tool for ProcedureAddress {
             "document": scope.name,
             "query": query,
             "address": format_address(procedure.address),
-            "name": procedure.name,
+            "name": null,
         });
-        if !procedure.aliases.is_empty() {
-            result["aliases"] = json!(procedure.aliases);
-        }
+        name_facts(procedure, &mut result);
         result["found_by"] = json!(procedure.sources.names());
         if let Some(parent) = procedure.part_of {
             result["part_of"] = json!(format_address(parent));

@@ -49,10 +49,18 @@ impl Search {
 
     /// The requested page of `matches` (all matches, in order), with the
     /// exact total, `next_offset`/`has_more`, and whether the searched data
-    /// itself was truncated.
-    pub fn page(&self, document: &str, matches: Vec<Value>, truncated: bool) -> Value {
+    /// itself was truncated. Only the page's matches become JSON (`item`),
+    /// so a search matching 400,000 long names costs one page, not all.
+    pub fn page<T>(
+        &self,
+        document: &str,
+        matches: &[T],
+        item: impl Fn(&T) -> Value,
+        truncated: bool,
+    ) -> Value {
         let mut result = self.parameters(document);
-        let items = self.page.slice_within(&matches, PAGE_BYTES);
+        let page: Vec<Value> = self.page.slice(matches).iter().map(item).collect();
+        let items = PageRequest::within(&page, PAGE_BYTES);
         result["items"] = json!(items);
         self.page
             .annotate_returned(matches.len(), items.len(), &mut result);

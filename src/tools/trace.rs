@@ -16,7 +16,7 @@ use crate::providers::code::UnresolvedKind;
 use crate::providers::format_address;
 use crate::providers::native::{FoundString, StringEncoding};
 use crate::tools::shared::listing::shown_string;
-use crate::tools::shared::procedures::{Scope, procedure_ref, resolve};
+use crate::tools::shared::procedures::{Scope, procedure_ref, put_name, resolve};
 
 /// Most procedures, edges and unknowns one trace lists (totals are exact).
 const MAX_LISTED: usize = 200;
@@ -203,8 +203,10 @@ impl Tool for TraceFeature {
                     .map(|n| (p.address, n.clone()))
             })
             .collect();
-        for (entry, name) in name_matches.iter().take(max_seeds as usize) {
-            trace.reach(*entry, 0, json!({"kind": "name_matches", "name": name}));
+        // `names.items` shows each matched name once; the seed says only how
+        // it was reached.
+        for (entry, _) in name_matches.iter().take(max_seeds as usize) {
+            trace.reach(*entry, 0, json!({"kind": "name_matches"}));
         }
 
         expand_callers(&scope, &mut trace, &mut budget, max_depth)?;
@@ -245,7 +247,9 @@ impl Tool for TraceFeature {
             "names": {
                 "total": name_matches.len(),
                 "items": name_matches.iter().take(max_seeds as usize).map(|(entry, name)| {
-                    json!({"address": format_address(*entry), "name": name})
+                    let mut item = json!({"address": format_address(*entry)});
+                    put_name(&mut item, "name", name);
+                    item
                 }).collect::<Vec<_>>(),
             },
             "procedures": bounded(&reached),

@@ -317,21 +317,21 @@ impl NativeImage {
             let thunks = self.thunks(document)?;
             let macho = self.documents[document].format == super::Format::MachO;
             let imports = thunks.imports().iter().flat_map(|import| {
-                let address = import.address();
-                let named = |name| {
-                    address.map(|address| {
-                        procedures::Candidate::import(address, name, import.library.as_ref())
-                    })
-                };
+                let name = crate::providers::SharedName::new(import.name.clone());
                 // Mach-O spells C symbols with a leading `_`; the C name is
-                // an alias, so `open` finds `_open`.
-                let c_name = import
-                    .name
+                // an alias (a view of the same allocation), so `open` finds
+                // `_open`.
+                let c_name = name
                     .strip_prefix('_')
-                    .filter(|name| macho && !name.is_empty() && !name.starts_with('_'));
-                named(&import.name)
-                    .into_iter()
-                    .chain(c_name.and_then(named))
+                    .filter(|rest| macho && !rest.is_empty() && !rest.starts_with('_'))
+                    .and_then(|_| name.suffix(1));
+                import.address().into_iter().flat_map(move |address| {
+                    std::iter::once(name.clone())
+                        .chain(c_name.clone())
+                        .map(move |name| {
+                            procedures::Candidate::import(address, name, import.library.as_ref())
+                        })
+                })
             });
             let main = self
                 .c_runtime_main(document, &file, &code_map, &code, &thunks)?

@@ -13,7 +13,7 @@ use object::{BinaryFormat, ExportTarget, NameOrOrdinal, Object, ObjectSymbol, Sy
 use super::MAX_PROCEDURES;
 use super::code_map::CodeMap;
 use super::entry::entry_point;
-use crate::providers::{Inventory, Procedure, Source, Sources};
+use crate::providers::{Inventory, Procedure, SharedName, Source, Sources};
 
 /// Cap on the total bytes of names one inventory copies out of the file.
 ///
@@ -43,7 +43,7 @@ enum Binding {
 #[derive(Debug, Clone)]
 pub(super) struct Candidate<'data> {
     address: u64,
-    name: Cow<'data, [u8]>,
+    name: CandidateName<'data>,
     binding: Binding,
     source: Source,
     /// Extent stated by the table this came from (zero means unknown).
@@ -54,13 +54,38 @@ pub(super) struct Candidate<'data> {
     part_of: Option<u64>,
 }
 
+/// A candidate's name: bytes borrowed from the file, or a name some table
+/// already holds as one shared allocation (kept shared into the inventory).
+#[derive(Debug, Clone)]
+enum CandidateName<'data> {
+    Bytes(Cow<'data, [u8]>),
+    Shared(SharedName),
+}
+
+impl CandidateName<'_> {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            CandidateName::Bytes(bytes) => bytes,
+            CandidateName::Shared(name) => name.as_bytes(),
+        }
+    }
+
+    /// The inventory's copy: the shared allocation itself, or a new one.
+    fn to_shared(&self, text: &str) -> SharedName {
+        match self {
+            CandidateName::Shared(name) => name.clone(),
+            CandidateName::Bytes(_) => SharedName::from(text),
+        }
+    }
+}
+
 impl<'data> Candidate<'data> {
     /// A start named by a function table other than the symbol tables
     /// (Go's `pclntab`).
     pub(super) fn named(address: u64, name: &'data [u8], source: Source) -> Candidate<'data> {
         Candidate {
             address,
-            name: Cow::Borrowed(name),
+            name: CandidateName::Bytes(Cow::Borrowed(name)),
             binding: Binding::Global,
             source,
             size: 0,
@@ -73,12 +98,12 @@ impl<'data> Candidate<'data> {
     /// a symbol the file defines at the same address names it first.
     pub(super) fn import(
         address: u64,
-        name: &'data str,
+        name: SharedName,
         library: Option<&std::sync::Arc<str>>,
-    ) -> Candidate<'data> {
+    ) -> Candidate<'static> {
         Candidate {
             address,
-            name: Cow::Borrowed(name.as_bytes()),
+            name: CandidateName::Shared(name),
             binding: Binding::Weak,
             source: Source::Import,
             size: 0,
@@ -91,7 +116,7 @@ impl<'data> Candidate<'data> {
     /// inference).
     pub(super) fn c_runtime_main((address, name): (u64, &'static str)) -> Candidate<'static> {
         Candidate {
-            name: Cow::Borrowed(name.as_bytes()),
+            name: CandidateName::Bytes(Cow::Borrowed(name.as_bytes())),
             binding: Binding::Inferred,
             ..Candidate::unnamed(address, None, Source::CRuntimeMain)
         }
@@ -109,7 +134,7 @@ impl<'data> Candidate<'data> {
     pub(super) fn unnamed(address: u64, size: Option<u64>, source: Source) -> Candidate<'static> {
         Candidate {
             address,
-            name: Cow::Borrowed(&[]),
+            name: CandidateName::Bytes(Cow::Borrowed(&[])),
             binding: Binding::Local,
             source,
             size: size.unwrap_or(0),
@@ -182,7 +207,7 @@ fn collect_symbols<'data, S: ObjectSymbol<'data>>(
         }
         out.push(Candidate {
             address: symbol.address(),
-            name: Cow::Borrowed(symbol.name_bytes().unwrap_or_default()),
+            name: CandidateName::Bytes(Cow::Borrowed(symbol.name_bytes().unwrap_or_default())),
             binding: binding(&symbol),
             source,
             size: symbol.size(),
@@ -222,7 +247,7 @@ fn collect_pe_exports<'data>(file: &object::File<'data>, out: &mut Vec<Candidate
         };
         out.push(Candidate {
             address,
-            name,
+            name: CandidateName::Bytes(name),
             binding: Binding::Global,
             source: Source::Export,
             size: 0,
@@ -238,7 +263,7 @@ fn build(mut candidates: Vec<Candidate<'_>>, max_name_bytes: usize) -> Inventory
     // Sorting by (address, name, binding) puts each name's strongest binding
     // first within its run, already in byte order for the aliases.
     candidates.sort_unstable_by(|a, b| {
-        (a.address, &a.name, a.binding).cmp(&(b.address, &b.name, b.binding))
+        (a.address, a.name.bytes(), a.binding).cmp(&(b.address, b.name.bytes(), b.binding))
     });
 
     let mut inventory = Inventory {
@@ -250,7 +275,7 @@ fn build(mut candidates: Vec<Candidate<'_>>, max_name_bytes: usize) -> Inventory
     let mut name_bytes = 0usize;
     for group in candidates.chunk_by(|a, b| a.address == b.address) {
         name_bytes = group.iter().fold(name_bytes, |total, candidate| {
-            total.saturating_add(candidate.name.len())
+            total.saturating_add(candidate.name.bytes().len())
         });
         if inventory.procedures.len() == MAX_PROCEDURES || name_bytes > max_name_bytes {
             inventory.truncated = true;
@@ -284,32 +309,33 @@ fn procedure_at(group: &[Candidate<'_>], non_utf8_names: &mut usize) -> Option<P
                 *index == 0
                     || group
                         .get(index - 1)
-                        .is_none_or(|prev| prev.name != candidate.name)
+                        .is_none_or(|prev| prev.name.bytes() != candidate.name.bytes())
             })
             .map(|(_, candidate)| candidate)
     };
     let stated = || {
         distinct().filter_map(|candidate| {
-            let text = std::str::from_utf8(&candidate.name).ok()?;
-            (!text.is_empty()).then_some((candidate.binding, text))
+            let text = std::str::from_utf8(candidate.name.bytes()).ok()?;
+            (!text.is_empty()).then_some((candidate.binding, text, candidate))
         })
     };
     // A name a table states replaces an inferred one.
-    let inferred_only = stated().all(|(binding, _)| binding == Binding::Inferred);
+    let inferred_only = stated().all(|(binding, ..)| binding == Binding::Inferred);
     let usable =
-        || stated().filter(move |(binding, _)| inferred_only || *binding != Binding::Inferred);
-    let primary = usable().min().map(|(_, text)| text);
+        || stated().filter(move |(binding, ..)| inferred_only || *binding != Binding::Inferred);
+    let primary = usable()
+        .min_by_key(|&(binding, text, _)| (binding, text))
+        .map(|(_, text, candidate)| candidate.name.to_shared(text));
     let aliases = usable()
-        .map(|(_, text)| text)
-        .filter(|text| Some(*text) != primary)
-        .map(str::to_owned)
+        .filter(|(_, text, _)| primary.as_deref() != Some(*text))
+        .map(|(_, text, candidate)| candidate.name.to_shared(text))
         .collect();
     *non_utf8_names += distinct()
-        .filter(|candidate| std::str::from_utf8(&candidate.name).is_err())
+        .filter(|candidate| std::str::from_utf8(candidate.name.bytes()).is_err())
         .count();
     Some(Procedure {
         address,
-        name: primary.map(str::to_owned),
+        name: primary,
         aliases,
         size,
         sources,
@@ -331,7 +357,7 @@ mod tests {
     fn candidate(address: u64, name: &'static [u8], binding: Binding) -> Candidate<'static> {
         Candidate {
             address,
-            name: Cow::Borrowed(name),
+            name: CandidateName::Bytes(Cow::Borrowed(name)),
             binding,
             source: Source::Symbol,
             size: 0,
@@ -385,8 +411,8 @@ mod tests {
             inventory.procedures,
             vec![Procedure {
                 address: 0x10,
-                name: Some("zeta".to_owned()),
-                aliases: vec!["alpha".to_owned()],
+                name: Some("zeta".into()),
+                aliases: vec!["alpha".into()],
                 size: None,
                 sources: Sources::of(Source::Symbol),
                 library: None,

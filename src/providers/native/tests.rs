@@ -72,11 +72,12 @@ fn procedure_at(inventory: &Inventory, address: u64) -> Option<&Procedure> {
 }
 
 fn names(procedure: &Procedure) -> impl Iterator<Item = &str> {
-    procedure
-        .name
-        .as_deref()
-        .into_iter()
-        .chain(procedure.aliases.iter().map(String::as_str))
+    procedure.name.as_deref().into_iter().chain(
+        procedure
+            .aliases
+            .iter()
+            .map(crate::providers::SharedName::as_str),
+    )
 }
 
 /// Every nm function symbol is in the inventory, at the same address
@@ -147,7 +148,10 @@ fn named(procedures: &[Procedure]) -> Vec<Procedure> {
             procedure(
                 p.address,
                 p.name.as_deref(),
-                &p.aliases.iter().map(String::as_str).collect::<Vec<_>>(),
+                &p.aliases
+                    .iter()
+                    .map(crate::providers::SharedName::as_str)
+                    .collect::<Vec<_>>(),
             )
         })
         .collect()
@@ -156,8 +160,8 @@ fn named(procedures: &[Procedure]) -> Vec<Procedure> {
 fn procedure(address: u64, name: Option<&str>, aliases: &[&str]) -> Procedure {
     Procedure {
         address,
-        name: name.map(str::to_owned),
-        aliases: aliases.iter().map(|alias| (*alias).to_owned()).collect(),
+        name: name.map(Into::into),
+        aliases: aliases.iter().map(|alias| (*alias).into()).collect(),
         size: None,
         sources: crate::providers::Sources::of(crate::providers::Source::Symbol),
         library: None,
@@ -427,7 +431,7 @@ fn compiled_c_program_matches_llvm_nm() {
     let pair = procedure_at(&inventory, compute.address).expect("compute is a procedure");
     assert_eq!(pair.name.as_deref(), Some("compute"), "global beats weak");
     assert!(
-        pair.aliases.contains(&"alias_of_compute".to_owned()),
+        pair.aliases.contains(&"alias_of_compute".into()),
         "{pair:?}"
     );
 

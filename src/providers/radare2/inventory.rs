@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::super::{Inventory, Procedure, Source, Sources};
+use super::super::{Inventory, Procedure, SharedName, Source, Sources};
 use super::json::{FunctionJson, SymbolJson};
 
 /// radare2 5.7.4 keeps at most this many bytes of a symbol name; a longer
@@ -51,7 +51,7 @@ pub(crate) fn inventory(
                     address,
                     Procedure {
                         address,
-                        name,
+                        name: name.map(SharedName::from),
                         aliases: Vec::new(),
                         size,
                         sources: Sources::of(Source::Radare2),
@@ -61,8 +61,8 @@ pub(crate) fn inventory(
                 );
             }
             Some(p) => match (&p.name, name) {
-                (None, n) => p.name = n,
-                (Some(_), Some(n)) => p.aliases.push(n),
+                (None, n) => p.name = n.map(SharedName::from),
+                (Some(_), Some(n)) => p.aliases.push(SharedName::from(n)),
                 (Some(_), None) => {}
             },
         }
@@ -73,7 +73,8 @@ pub(crate) fn inventory(
         .take(cap)
         .map(|mut p| {
             if let Some(symbols) = raw.get(&p.address) {
-                p.aliases.extend(symbols.iter().map(|s| s.to_string()));
+                p.aliases
+                    .extend(symbols.iter().map(|s| SharedName::from(*s)));
             }
             p.aliases.retain(|a| Some(a) != p.name.as_ref());
             p.aliases.sort();

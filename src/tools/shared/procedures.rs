@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use crate::ground::suggest;
 use crate::providers::native::Progress;
-use crate::providers::{Procedure, Source, format_address};
+use crate::providers::{Procedure, SharedName, Source, format_address};
 use crate::session::{ActiveTarget, ProcedureIndex, Session};
 use crate::tools::{HandlerResult, ToolError, ToolName};
 
@@ -19,7 +19,7 @@ const MAX_LISTED_CANDIDATES: usize = 20;
 /// "Did you mean" scans names only for inventories up to this size.
 const MAX_SUGGESTION_SCAN: usize = 50_000;
 
-pub(crate) fn names(p: &Procedure) -> impl Iterator<Item = &String> {
+pub(crate) fn names(p: &Procedure) -> impl Iterator<Item = &SharedName> {
     p.name.iter().chain(&p.aliases)
 }
 
@@ -98,7 +98,10 @@ fn not_found(query: &str, is_address: bool, index: &ProcedureIndex) -> ToolError
     }
     let procedures = &index.inventory.procedures;
     let hint = if procedures.len() <= MAX_SUGGESTION_SCAN {
-        suggest::hint(query, procedures.iter().flat_map(names).map(String::as_str))
+        suggest::hint(
+            query,
+            procedures.iter().flat_map(names).map(SharedName::as_str),
+        )
     } else {
         String::new()
     };
@@ -108,11 +111,51 @@ fn not_found(query: &str, is_address: bool, index: &ProcedureIndex) -> ToolError
     )
 }
 
+/// Characters of a procedure name an answer shows. Mangled C++ and Rust
+/// names stay well below it; a hostile file's 1 MB name does not, and the
+/// address always identifies the procedure.
+pub(crate) const SHOWN_NAME_CHARS: usize = 512;
+
+/// Aliases one answer shows per procedure (`aliases_total` counts them all).
+pub(crate) const SHOWN_ALIASES: usize = 8;
+
+/// Sets `item[key]` to `name` as answers show it: cut to
+/// [`SHOWN_NAME_CHARS`] with `…`, and then `<key>_chars` gives its length.
+pub(crate) fn put_name(item: &mut Value, key: &str, name: &str) {
+    let shown = crate::ground::text::excerpt(name, SHOWN_NAME_CHARS);
+    if shown.len() != name.len() {
+        item[format!("{key}_chars")] = json!(name.chars().count());
+    }
+    item[key] = json!(shown);
+}
+
+/// A procedure's `name` and `aliases` as answers show them (each through
+/// [`put_name`]'s cut; at most [`SHOWN_ALIASES`] aliases, with
+/// `aliases_total` when there are more).
+pub(crate) fn name_facts(p: &Procedure, item: &mut Value) {
+    if let Some(name) = &p.name {
+        put_name(item, "name", name);
+    }
+    if p.aliases.is_empty() {
+        return;
+    }
+    let aliases: Vec<String> = p
+        .aliases
+        .iter()
+        .take(SHOWN_ALIASES)
+        .map(|alias| crate::ground::text::excerpt(alias, SHOWN_NAME_CHARS))
+        .collect();
+    item["aliases"] = json!(aliases);
+    if p.aliases.len() > SHOWN_ALIASES {
+        item["aliases_total"] = json!(p.aliases.len());
+    }
+}
+
 /// `{address, name?}` of the procedure starting at `entry`.
 pub(crate) fn procedure_ref(index: &ProcedureIndex, entry: u64) -> Value {
     let mut value = json!({"address": format_address(entry)});
     if let Some(name) = index.procedure_at(entry).and_then(|p| p.name.as_ref()) {
-        value["name"] = json!(name);
+        put_name(&mut value, "name", name);
     }
     value
 }

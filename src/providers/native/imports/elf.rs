@@ -59,6 +59,9 @@ pub(super) fn read(file: &object::File<'_>, code: &CodeMap<'_>, out: &mut Builde
     let mut ifunc_names: Option<HashMap<u64, &str>> = None;
     let mut unnamed_ifuncs = 0usize;
     for (slot, relocation) in relocations.by_ref() {
+        if out.is_full() {
+            break;
+        }
         let RelocationFlags::Elf { r_type } = relocation.flags() else {
             continue;
         };

@@ -35,6 +35,15 @@ use crate::providers::interrupt::Checkpoint;
 /// (librustc_driver has about 5,000 imports).
 pub const MAX_IMPORT_ENTRIES: usize = 500_000;
 
+/// Most bytes of distinct names one import table copies out of the file.
+///
+/// Real import tables name a few thousand functions (tens of KB to a few
+/// MB of names), but names may overlap in the file: 400,000 distinct 2 KiB
+/// suffixes of a few hundred 4 KiB runs fit in 800 KB of string table and
+/// would cost 1.2 GB once copied. Reaching the budget stops reading like
+/// [`MAX_IMPORT_ENTRIES`] does, with a limitation that says so.
+pub const MAX_IMPORT_NAME_BYTES: usize = 64 << 20;
+
 /// One imported function.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Import {
@@ -132,6 +141,8 @@ pub(super) struct Builder {
     /// Slot → its import, for stubs found by decoding (ELF PLTs).
     slot_owner: HashMap<u64, usize>,
     texts: HashSet<Arc<str>>,
+    /// Bytes of `texts`, against [`MAX_IMPORT_NAME_BYTES`].
+    text_bytes: usize,
     defined_slots: HashMap<u64, u64>,
     entries: usize,
     full: bool,
@@ -149,16 +160,43 @@ impl Builder {
             self.interrupted = true;
             return false;
         }
+        if self.full {
+            return false;
+        }
         if self.entries < MAX_IMPORT_ENTRIES {
             self.entries += 1;
             return true;
         }
+        self.stop(format!(
+            "imports: reading stopped after {MAX_IMPORT_ENTRIES} slot and stub entries"
+        ));
+        false
+    }
+
+    /// Ends reading with `sentence` (once).
+    fn stop(&mut self, sentence: String) {
         if !self.full {
             self.full = true;
-            self.limitations.push(format!(
-                "imports: reading stopped after {MAX_IMPORT_ENTRIES} slot and stub entries"
-            ));
+            self.limitations.push(sentence);
         }
+    }
+
+    /// Whether `text` may be interned: known already, or within the name
+    /// budget (the first refusal ends reading and says so).
+    fn name_room(&mut self, text: &str) -> bool {
+        if self.full {
+            return false;
+        }
+        if self.texts.contains(text) {
+            return true;
+        }
+        if self.text_bytes.saturating_add(text.len()) <= MAX_IMPORT_NAME_BYTES {
+            return true;
+        }
+        self.stop(format!(
+            "imports: reading stopped after {} MiB of distinct names",
+            MAX_IMPORT_NAME_BYTES >> 20
+        ));
         false
     }
 
@@ -168,6 +206,7 @@ impl Builder {
             return shared.clone();
         }
         let shared: Arc<str> = Arc::from(text);
+        self.text_bytes = self.text_bytes.saturating_add(text.len());
         self.texts.insert(shared.clone());
         shared
     }
@@ -183,7 +222,7 @@ impl Builder {
     }
 
     fn slot_of(&mut self, name: &str, library: Option<Arc<str>>, slot: u64, function: bool) {
-        if name.is_empty() || !self.room() {
+        if name.is_empty() || !self.name_room(name) || !self.room() {
             return;
         }
         let index = self.entry(name, library);
@@ -195,7 +234,7 @@ impl Builder {
 
     /// Records a stub at `stub` for `name` (formats that say so directly).
     pub(super) fn stub(&mut self, name: &str, library: Option<Arc<str>>, stub: u64) {
-        if name.is_empty() || !self.room() {
+        if name.is_empty() || !self.name_room(name) || !self.room() {
             return;
         }
         let index = self.entry(name, library);
@@ -230,7 +269,7 @@ impl Builder {
 
     /// Whether the entry cap has been reached: readers stop walking.
     pub(super) fn is_full(&self) -> bool {
-        self.entries >= MAX_IMPORT_ENTRIES || self.interrupted
+        self.full || self.entries >= MAX_IMPORT_ENTRIES || self.interrupted
     }
 
     pub(super) fn note(&mut self, sentence: String) {

@@ -367,7 +367,7 @@ fn macho_imports_name_their_dylib_and_answer_to_the_c_name() {
         .iter()
         .find(|p| p.name.as_deref() == Some("_strlen"))
         .expect("_strlen");
-    assert_eq!(strlen.aliases, vec!["strlen".to_owned()]);
+    assert_eq!(strlen.aliases, vec!["strlen"]);
     assert_eq!(
         strlen.library.as_deref(),
         Some("/usr/lib/libSystem.B.dylib")
@@ -489,7 +489,7 @@ fn names_and_libraries_are_one_shared_allocation_across_entries_and_views() {
     let candidates = table.imports.iter().map(|import| {
         crate::providers::native::procedures::Candidate::import(
             import.address().unwrap(),
-            &import.name,
+            crate::providers::SharedName::new(Arc::clone(&import.name)),
             import.library.as_ref(),
         )
     });
@@ -502,4 +502,35 @@ fn names_and_libraries_are_one_shared_allocation_across_entries_and_views() {
         .find(|p| p.address == 0x1000)
         .expect("the stub's procedure");
     assert!(Arc::ptr_eq(procedure.library.as_ref().unwrap(), &library));
+    // Its name is the table's one copy too.
+    assert!(
+        procedure
+            .name
+            .as_ref()
+            .expect("named")
+            .shares_allocation_with(&long.name),
+        "the procedure shares the import table's name"
+    );
+}
+
+/// Distinct names are copied out of the file up to a budget; past it,
+/// reading stops and says so, however few bytes the file spent on them
+/// (overlapping suffixes of one string table).
+#[test]
+fn the_name_budget_stops_reading_and_says_so() {
+    let mut builder = Builder::default();
+    let run = "r".repeat(4096);
+    let fits = super::MAX_IMPORT_NAME_BYTES / 4096;
+    for slot in 0..fits as u64 + 10 {
+        // Distinct names of 4 KiB each: a counter behind a shared run.
+        let name = format!("{slot:08}{}", &run[8..]);
+        builder.slot(&name, None, slot * 8);
+    }
+    assert!(builder.is_full());
+    let table = builder.finish();
+    assert_eq!(table.imports.len(), fits);
+    assert_eq!(
+        table.limitations,
+        vec!["imports: reading stopped after 64 MiB of distinct names".to_owned()]
+    );
 }
