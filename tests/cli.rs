@@ -1372,3 +1372,48 @@ fn every_cli_failure_has_the_code_message_form() {
         "{procedures:?}"
     );
 }
+
+/// Round-3 finding R3-4: a cancelled call stops its walk over the file's
+/// data within about a second (the server's CPU time stops growing), keeps
+/// nothing of it, and the server answers the next request at once.
+#[test]
+fn a_cancelled_listing_stops_its_walk_within_a_second() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = common::elf_of_calls(dir.path());
+    let mut server = McpChild::spawn(&[], "warn");
+    initialize(&mut server);
+    let call = |id: u64, name: &str, arguments: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": name, "arguments": arguments}})
+    };
+    server.send(call(2, "open_binary", json!({"path": path})));
+    server.response(2);
+    let pid = server.child.id();
+    server.send(call(3, "list_procedures", json!({})));
+    // Let the walk get going: its CPU time grows.
+    let started = common::cpu_seconds(pid);
+    std::thread::sleep(Duration::from_millis(1500));
+    let working = common::cpu_seconds(pid);
+    assert!(
+        working - started > 0.5,
+        "the listing is working ({started} -> {working} CPU-s)"
+    );
+    server.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                       "params": {"requestId": 3, "reason": "test"}}),
+    );
+    std::thread::sleep(Duration::from_secs(1));
+    let after_cancel = common::cpu_seconds(pid);
+    std::thread::sleep(Duration::from_secs(2));
+    let later = common::cpu_seconds(pid);
+    assert!(
+        later - after_cancel < 0.3,
+        "the walk stopped within a second of the cancel ({after_cancel} -> {later} CPU-s)"
+    );
+    let asked = Instant::now();
+    server.send(call(4, "binary_session", json!({})));
+    server.response(4);
+    assert!(asked.elapsed() < Duration::from_secs(5), "answered at once");
+    let (status, _, _) = server.finish();
+    assert_eq!(status, Some(0));
+}

@@ -549,3 +549,55 @@ fn a_slow_reader_gets_its_whole_answer_and_holds_up_no_one() {
         tools.len()
     );
 }
+
+/// Round-3 finding R3-4: SIGTERM stops `rea serve` while a call walks a
+/// large file, well within the 30 s it gives connections: the stop
+/// interrupts the walk rather than waiting for it.
+#[test]
+fn sigterm_stops_rea_serve_in_the_middle_of_a_walk() {
+    let files = tempfile::tempdir().unwrap();
+    let path = common::elf_of_calls(files.path());
+    let mut served = serve_two_analysts_with(&[
+        std::ffi::OsStr::new("--read-root"),
+        files.path().as_os_str(),
+    ]);
+    let port = served.port;
+    let opened = modern_call(port, ANA, "open_binary", json!({"path": path}));
+    assert_eq!(opened["isError"], false, "{opened}");
+    let walker = std::thread::spawn(move || {
+        send(
+            port,
+            &call_request(port, ANA, Via::Modern, "list_procedures", json!({})),
+        )
+    });
+    let pid = served.child.id();
+    let started = common::cpu_seconds(pid);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(
+        common::cpu_seconds(pid) - started > 0.5,
+        "the listing is working"
+    );
+    let stop = Instant::now();
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = loop {
+        if let Some(status) = served.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            stop.elapsed() < Duration::from_secs(10),
+            "rea serve still runs 10 s after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status:?}");
+    let _ = walker.join();
+    assert!(
+        served.log().contains("rea serve: stopped"),
+        "{}",
+        served.log()
+    );
+}

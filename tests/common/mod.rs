@@ -650,3 +650,33 @@ pub fn radare2() -> Option<rea::providers::radare2::Detection> {
         }
     }
 }
+
+/// CPU seconds (user + system) the process `pid` has used so far.
+pub fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("/proc stat");
+    // Fields after the command's closing parenthesis; utime and stime are
+    // the 12th and 13th of them, in clock ticks (100 per second on Linux).
+    let after = &stat[stat.rfind(')').expect("comm") + 2..];
+    let fields: Vec<&str> = after.split(' ').collect();
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    ticks as f64 / 100.0
+}
+
+/// An ELF whose 16 MiB of code is `call $+5`, over and over: 3.4 million
+/// calls, each a procedure start, so listing its procedures is long work.
+pub fn elf_of_calls(dir: &Path) -> PathBuf {
+    use synth_elf::{Elf, SHF_ALLOC, SHF_EXECINSTR, SHT_PROGBITS, Section};
+    const TEXT: u64 = 0x40_0000;
+    let code: Vec<u8> = [0xe8, 0, 0, 0, 0].repeat((16 << 20) / 5);
+    let mut elf = Elf::new(TEXT);
+    elf.section(Section::new(
+        ".text",
+        SHT_PROGBITS,
+        SHF_ALLOC | SHF_EXECINSTR,
+        TEXT,
+        code,
+    ));
+    let path = dir.join("calls.elf");
+    std::fs::write(&path, elf.build()).unwrap();
+    path
+}

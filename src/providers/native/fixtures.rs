@@ -288,6 +288,75 @@ pub fn tiny_macho(cputype: u32) -> Vec<u8> {
     out
 }
 
+/// A little-endian 64-bit x86-64 Mach-O whose `sections` stub sections
+/// (`S_SYMBOL_STUBS`, 6-byte stubs) all cover the same `entries` entries of
+/// the indirect symbol table, each naming the one undefined symbol `_f`:
+/// only a hostile file shares a range, and a walk per section would visit
+/// sections × entries.
+pub fn macho_sharing_indirect_entries(sections: u32, entries: u32) -> Vec<u8> {
+    const SECTION: u32 = 80;
+    let segment = 72 + sections * SECTION;
+    let commands_size = segment + 24 + 80;
+    let data = 32 + commands_size;
+    let symoff = data.next_multiple_of(8);
+    let stroff = symoff + 16;
+    let strings = b"\0_f\0";
+    let indirectoff = (stroff + strings.len() as u32).next_multiple_of(4);
+    let end = indirectoff + 4 * entries;
+
+    let mut out = Vec::new();
+    let words = [0xfeed_facf, MACHO_CPU_X86_64, 3, 2, 3, commands_size, 0, 0];
+    for word in words {
+        out.extend_from_slice(&u32::to_le_bytes(word));
+    }
+    out.extend_from_slice(&0x19u32.to_le_bytes());
+    out.extend_from_slice(&segment.to_le_bytes());
+    out.extend_from_slice(&name16(b"__TEXT"));
+    for word in [0x1_0000_0000u64, 0x10_0000, 0, u64::from(end)] {
+        out.extend_from_slice(&word.to_le_bytes());
+    }
+    for word in [5u32, 5, sections, 0] {
+        out.extend_from_slice(&word.to_le_bytes());
+    }
+    for index in 0..u64::from(sections) {
+        out.extend_from_slice(&name16(b"__stubs"));
+        out.extend_from_slice(&name16(b"__TEXT"));
+        out.extend_from_slice(&(0x1_0000_1000 + index * 0x1000).to_le_bytes());
+        out.extend_from_slice(&(u64::from(entries) * 6).to_le_bytes());
+        // offset 0 (no bytes needed), S_SYMBOL_STUBS | instructions,
+        // reserved1 = first indirect entry 0, reserved2 = stub size 6.
+        for word in [0u32, 0, 0, 0, 0x8000_0408, 0, 6, 0] {
+            out.extend_from_slice(&word.to_le_bytes());
+        }
+    }
+    // LC_SYMTAB: one symbol.
+    for word in [2u32, 24, symoff, 1, stroff, strings.len() as u32] {
+        out.extend_from_slice(&word.to_le_bytes());
+    }
+    // LC_DYSYMTAB: the undefined symbol is index 0; the indirect table.
+    let mut dysymtab = [0u32; 20];
+    dysymtab[0] = 0xb;
+    dysymtab[1] = 80;
+    dysymtab[6] = 0; // iundefsym
+    dysymtab[7] = 1; // nundefsym
+    dysymtab[14] = indirectoff;
+    dysymtab[15] = entries;
+    for word in dysymtab {
+        out.extend_from_slice(&word.to_le_bytes());
+    }
+    out.resize(symoff as usize, 0);
+    // nlist_64 `_f`: N_UNDF | N_EXT, no section, library ordinal 0.
+    out.extend_from_slice(&1u32.to_le_bytes());
+    out.extend_from_slice(&[0x01, 0, 0, 0]);
+    out.extend_from_slice(&0u64.to_le_bytes());
+    out.extend_from_slice(strings);
+    out.resize(indirectoff as usize, 0);
+    for _ in 0..entries {
+        out.extend_from_slice(&0u32.to_le_bytes());
+    }
+    out
+}
+
 fn name16(name: &[u8]) -> [u8; 16] {
     let mut field = [0u8; 16];
     for (slot, byte) in field.iter_mut().zip(name) {

@@ -8,10 +8,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::plt::{ebx_relative_jump, stub_start};
-use super::{Builder, MAX_IMPORT_ENTRIES};
+use super::{Builder, ImportTable, MAX_IMPORT_ENTRIES};
 use crate::providers::code::Arch;
 use crate::providers::native::NativeImage;
-use crate::providers::native::code_map::CodeRegion;
+use crate::providers::native::code_map::{CodeMap, CodeRegion};
 use crate::providers::native::fixtures::{fixture, run, skip_or_fail, tool_available};
 
 /// Import name → every call-site address, per an oracle.
@@ -532,5 +532,32 @@ fn the_name_budget_stops_reading_and_says_so() {
     assert_eq!(
         table.limitations,
         vec!["imports: reading stopped after 64 MiB of distinct names".to_owned()]
+    );
+}
+
+/// Round-3 finding R3-4 on Mach-O: 500 stub sections over one range of
+/// 1,000 indirect entries visit the table's 1,000 entries, not 500,000, and
+/// say why they stopped.
+#[test]
+fn macho_sections_sharing_indirect_entries_visit_the_table_once() {
+    let bytes = crate::providers::native::fixtures::macho_sharing_indirect_entries(500, 1_000);
+    let file = object::File::parse(&*bytes).expect("a Mach-O");
+    let code = CodeMap::new(&file, usize::MAX);
+    let table = ImportTable::read(&file, &code);
+    assert_eq!(table.imports.len(), 1, "{:?}", table.limitations);
+    let import = &table.imports[0];
+    assert_eq!(&*import.name, "_f");
+    assert_eq!(
+        import.stubs.len(),
+        1_000,
+        "one stub per entry the table holds"
+    );
+    assert!(
+        table
+            .limitations
+            .iter()
+            .any(|l| l.contains("share indirect symbol entries")),
+        "{:?}",
+        table.limitations
     );
 }
