@@ -174,6 +174,11 @@ pub async fn serve(
             },
             () = shutdown.cancelled() => break,
         };
+        // Answers are small and written whole: send them at once rather
+        // than wait on Nagle's algorithm (as `axum::serve` did).
+        if let Err(e) = stream.set_nodelay(true) {
+            tracing::debug!("TCP_NODELAY could not be set: {e}");
+        }
         let Some(admitted) = connections.admit() else {
             tracing::debug!("connection refused: every held connection is an analyst's");
             continue;
