@@ -690,6 +690,9 @@ impl NativeImage {
             .ok_or_else(|| self.unknown_index(document))?;
         let file = self.parse(document)?;
         let mut layout = layout::layout(&file, info);
+        if interrupt::interrupted() {
+            return Err(ProviderError::Interrupted);
+        }
         let table = self.import_table(document)?;
         for import in &mut layout.imports {
             if let Some(found) = table.find(&import.library, &import.name) {

@@ -719,3 +719,15 @@ fn tiny_pe_lists_code_exports_and_the_entry_point_as_virtual_addresses() {
     assert_eq!(overview.bits, 64);
     assert_eq!(overview.section_count, 2);
 }
+
+/// A layout read while the call is interrupted answers `Interrupted`, never
+/// the part its walks read before they stopped.
+#[test]
+fn an_interrupted_layout_is_an_interruption_not_a_partial_layout() {
+    let (_file, image) = open_bytes("tiny", &super::fixtures::tiny_elf());
+    let image = image.expect("opens");
+    let stop: crate::providers::interrupt::Check = std::sync::Arc::new(|| true);
+    let stopped = crate::providers::interrupt::with_check(Some(stop), || image.layout(0));
+    assert_eq!(stopped.err(), Some(ProviderError::Interrupted));
+    assert!(image.layout(0).is_ok(), "uninterrupted, it reads");
+}

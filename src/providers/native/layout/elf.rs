@@ -13,6 +13,7 @@ use super::notes::{Capped, Distinct, Notes, c_string};
 use super::object_tables::note_without_address;
 use super::{Layout, LayoutExport, LayoutImport, MAX_DYNAMIC_ENTRIES, MAX_DYNAMIC_SYMBOLS};
 use crate::providers::format_address;
+use crate::providers::interrupt::Checkpoint;
 
 pub(super) fn elf_layout<'data, Elf: FileHeader<Endian = Endianness>>(
     file: &ElfFile<'data, Elf, &'data [u8]>,
@@ -203,7 +204,13 @@ fn elf_symbols<'data, Elf: FileHeader<Endian = Endianness>>(
     let mut exports = Capped::new();
     let mut without_address = 0usize;
     let mut bad_names = 0usize;
+    // An interrupted walk stops here; `NativeImage::layout` then answers
+    // `Interrupted` rather than the part it read.
+    let mut checkpoint = Checkpoint::new();
     for (index, symbol) in table.symbols().iter().enumerate().skip(1) {
+        if checkpoint.stop() {
+            break;
+        }
         if index >= MAX_DYNAMIC_SYMBOLS {
             notes.note(format!(
                 "imports and exports: reading stopped after {MAX_DYNAMIC_SYMBOLS} dynamic symbols"
