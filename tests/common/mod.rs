@@ -680,3 +680,11 @@ pub fn elf_of_calls(dir: &Path) -> PathBuf {
     std::fs::write(&path, elf.build()).unwrap();
     path
 }
+
+/// Waits until the process `pid` has used `seconds` more CPU time than
+/// `from` (the work is under way), however busy the machine is.
+pub fn wait_for_cpu(pid: u32, from: f64, seconds: f64) {
+    wait_for("the work to use CPU time", || {
+        (cpu_seconds(pid) - from > seconds).then_some(())
+    });
+}
