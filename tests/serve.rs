@@ -564,10 +564,13 @@ fn sigterm_stops_rea_serve_in_the_middle_of_a_walk() {
     let port = served.port;
     let opened = modern_call(port, ANA, "open_binary", json!({"path": path}));
     assert_eq!(opened["isError"], false, "{opened}");
+    // The walker waits as long as the test may: a reader that gave up would
+    // disconnect, and the disconnect alone would stop the walk.
     let walker = std::thread::spawn(move || {
-        send(
+        send_within(
             port,
             &call_request(port, ANA, Via::Modern, "list_procedures", json!({})),
+            Duration::from_secs(120),
         )
     });
     let pid = served.child.id();

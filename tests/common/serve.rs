@@ -136,11 +136,16 @@ pub fn exchange(port: u16, headers: &[(&str, &str)], body: &str) -> String {
 /// Sends the whole HTTP/1.1 `request`; the whole answer, as far as it came
 /// within a few seconds.
 pub fn send(port: u16, request: &str) -> String {
+    send_within(port, request, std::time::Duration::from_secs(5))
+}
+
+/// [`send`], waiting up to `patience` between bytes of the answer. A
+/// request whose work must outlive a busy machine's few seconds uses a long
+/// one: closing the connection is a disconnect, which stops the call.
+pub fn send_within(port: u16, request: &str, patience: std::time::Duration) -> String {
     use std::io::Read;
     let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connects");
-    stream
-        .set_read_timeout(Some(std::time::Duration::from_secs(5)))
-        .unwrap();
+    stream.set_read_timeout(Some(patience)).unwrap();
     stream.write_all(request.as_bytes()).unwrap();
     let mut answer = Vec::new();
     let _ = stream.read_to_end(&mut answer);
