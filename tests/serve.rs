@@ -562,7 +562,14 @@ fn sigterm_stops_rea_serve_in_the_middle_of_a_walk() {
         files.path().as_os_str(),
     ]);
     let port = served.port;
-    let opened = modern_call(port, ANA, "open_binary", json!({"path": path}));
+    // The native walk is the one under test: with radare2 installed, `auto`
+    // would hand the listing to its host process, whose CPU is not ours.
+    let opened = modern_call(
+        port,
+        ANA,
+        "open_binary",
+        json!({"path": path, "provider_id": "native"}),
+    );
     assert_eq!(opened["isError"], false, "{opened}");
     // The walker waits as long as the test may: a reader that gave up would
     // disconnect, and the disconnect alone would stop the walk.
