@@ -19,7 +19,7 @@ cd "$root"
 
 seconds="${FUZZ_SECONDS:-30}"
 runs="${FUZZ_RUNS:-100000000}"
-all_targets=(native_image native_analysis artifact_archive prompt_arguments match_key javascript_extract tokens_file jsonrpc_message shebang_line)
+all_targets=(native_image native_analysis decompile_worker artifact_archive prompt_arguments match_key javascript_extract tokens_file jsonrpc_message shebang_line)
 if [ "$#" -gt 0 ]; then targets=("$@"); else targets=("${all_targets[@]}"); fi
 
 declare -A max_len=(
@@ -27,6 +27,8 @@ declare -A max_len=(
     [native_image]=1048576
     # Real binaries up to 1 MiB; each input is swept and analysed.
     [native_analysis]=1048576
+    # Small real binaries; each input starts a decompile worker (a process).
+    [decompile_worker]=262144
     # Archives (zip, ar, asar, universal Mach-O) up to 1 MiB, nested ones too.
     [artifact_archive]=1048576
     # Room for values past MAX_VALUE_SCALARS (4096) after JSON escaping.
@@ -72,19 +74,21 @@ if ! bash tests/fixtures/fetch.sh >target/ci/fuzz-fixtures.log 2>&1; then
     say "fixtures could not all be fetched (see target/ci/fuzz-fixtures.log); seeding from what is here"
 fi
 say "writing seed corpora under fuzz/corpus/"
-mkdir -p fuzz/corpus/native_image fuzz/corpus/native_analysis fuzz/corpus/artifact_archive fuzz/corpus/prompt_arguments fuzz/corpus/match_key fuzz/corpus/javascript_extract fuzz/corpus/tokens_file fuzz/corpus/jsonrpc_message fuzz/corpus/shebang_line
+mkdir -p fuzz/corpus/decompile_worker fuzz/corpus/native_image fuzz/corpus/native_analysis fuzz/corpus/artifact_archive fuzz/corpus/prompt_arguments fuzz/corpus/match_key fuzz/corpus/javascript_extract fuzz/corpus/tokens_file fuzz/corpus/jsonrpc_message fuzz/corpus/shebang_line
 
 for source in /bin/true /usr/lib/x86_64-linux-gnu/libz.so.1; do
     if [ -e "$source" ]; then
         resolved="$(readlink -f "$source")"
         seed_file native_image "$resolved" "seed-$(basename "$resolved")"
         seed_file native_analysis "$resolved" "seed-$(basename "$resolved")"
+        seed_file decompile_worker "$resolved" "seed-$(basename "$resolved")"
     fi
 done
 if [ -d target/fixtures ]; then
     for source in target/fixtures/*; do
         seed_file native_image "$source" "seed-fixture-$(basename "$source")"
         seed_file native_analysis "$source" "seed-fixture-$(basename "$source")"
+        seed_file decompile_worker "$source" "seed-fixture-$(basename "$source")"
         seed_file artifact_archive "$source" "seed-fixture-$(basename "$source")"
     done
 fi
@@ -156,6 +160,13 @@ seed_message complete '{"jsonrpc":"2.0","id":"c","method":"completion/complete",
 seed_message prompt '{"jsonrpc":"2.0","id":4,"method":"prompts/get","params":{"name":"investigate_feature","arguments":{"feature":"x"}}}'
 seed_message batch '[{"jsonrpc":"2.0","id":5,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"}]'
 say "  fuzz/corpus/jsonrpc_message/ holds $(ls fuzz/corpus/jsonrpc_message | wc -l) files"
+
+# decompile_worker drives real workers: the built rea serves them (the test
+# phase has built it; a lone run builds it here).
+if [ ! -x target/debug/rea ]; then
+    cargo build --quiet
+fi
+export REA_FUZZ_WORKER="$root/target/debug/rea"
 
 # ---- build once, then fuzz -----------------------------------------------
 say "building fuzz targets (release, --sanitizer none; the first build takes minutes)"

@@ -7,6 +7,7 @@ pub mod artifacts;
 pub mod capture;
 pub mod catalog;
 pub mod completion;
+pub mod decompiler;
 pub mod ground;
 pub mod javascript;
 pub mod matching;

@@ -39,6 +39,11 @@ const WITHOUT_EVIDENCE: [&str; 8] = [
     "export_evidence_bundle",
 ];
 
+/// Tools that answer several procedures, each with an Evidence record of
+/// its own: the item carries its `evidence_id`, and the record's result is
+/// the item without it.
+const PER_ITEM_EVIDENCE: [&str; 1] = ["procedure_pseudo_code"];
+
 /// The members of `value` that are `null`, by path, outside `evidence.subject`.
 fn null_members(value: &Value, path: &str, out: &mut Vec<String>) {
     match value {
@@ -95,7 +100,22 @@ impl Checker {
                 );
             }
         }
-        if WITHOUT_EVIDENCE.contains(&tool) {
+        if PER_ITEM_EVIDENCE.contains(&tool) {
+            assert!(answer.get("evidence").is_none(), "{tool}: {answer}");
+            for item in answer["result"]["procedures"].as_array().unwrap() {
+                let id = item["evidence_id"].as_str().unwrap();
+                let (record, failed) =
+                    call(&self.client, "get_evidence", json!({"evidence_id": id})).await;
+                assert!(!failed, "{record}");
+                let mut without = item.clone();
+                without.as_object_mut().unwrap().remove("evidence_id");
+                assert_eq!(
+                    record["result"]["result"], without,
+                    "{tool}: the record is the item"
+                );
+                assert_eq!(record["result"]["operation"], json!(tool));
+            }
+        } else if WITHOUT_EVIDENCE.contains(&tool) {
             assert!(
                 answer.get("evidence").is_none(),
                 "{tool} records no Evidence"
@@ -176,6 +196,11 @@ async fn every_tool_states_each_fact_once_and_its_evidence_id_recomputes() {
         .id("analyze_function", json!({"procedure": "feature_entry"}))
         .await;
     c.answer("xrefs", json!({"address": "feature_entry"})).await;
+    c.answer(
+        "procedure_pseudo_code",
+        json!({"procedures": ["main", "feature_entry"]}),
+    )
+    .await;
     c.answer("procedure_callers", json!({"procedure": "feature_entry"}))
         .await;
     c.answer("procedure_callees", json!({"procedure": "main"}))

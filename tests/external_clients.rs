@@ -1064,3 +1064,139 @@ fn a_prompt_reload_reaches_a_subscribed_http_client_and_not_an_unsubscribed_one(
     assert_eq!(title(&out["before"]), "Trace a crash");
     assert_eq!(title(&out["after"]), "Trace a crash (edited)");
 }
+
+/// The first call through a PE import slot in `path`, from llvm-objdump:
+/// the import table gives each slot's name (the IAT of each DLL, one
+/// pointer per name in table order), the disassembly the calls through
+/// slots. Returns (call site, import name).
+fn first_pe_import_call(path: &Path) -> Option<(u64, String)> {
+    let header = Command::new("llvm-objdump")
+        .arg("-p")
+        .arg(path)
+        .output()
+        .ok()?;
+    let header = String::from_utf8_lossy(&header.stdout).into_owned();
+    let base = header
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("ImageBase"))
+        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())?;
+    let mut slots = std::collections::HashMap::new();
+    let mut slot = None;
+    for line in header.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if words.first() == Some(&"lookup") {
+            let at = words.iter().position(|w| *w == "addr")?;
+            slot = u64::from_str_radix(words[at + 1], 16)
+                .ok()
+                .map(|rva| base + rva);
+        } else if words.len() == 2
+            && words[0].parse::<u32>().is_ok()
+            && let Some(address) = slot.as_mut()
+        {
+            slots.insert(*address, words[1].to_owned());
+            *address += 8;
+        }
+    }
+    let code = Command::new("llvm-objdump")
+        .args(["-d", "--no-show-raw-insn"])
+        .arg(path)
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&code.stdout)
+        .lines()
+        .find_map(|line| {
+            let (site, rest) = line.trim_start().split_once(':')?;
+            if !rest.contains("callq\t*") {
+                return None;
+            }
+            let target = rest.rsplit("# 0x").next()?;
+            let name = slots.get(&u64::from_str_radix(target.trim(), 16).ok()?)?;
+            Some((u64::from_str_radix(site, 16).ok()?, name.clone()))
+        })
+}
+
+/// Issue 28: an agent reads C through the Python SDK on real stripped ELF,
+/// PE and Mach-O files nobody here wrote, with imports named and called
+/// with their arguments, strings as literals, and every line mapped.
+#[test]
+fn python_sdk_reads_imports_and_strings_as_c_in_elf_pe_and_macho() {
+    let (Some(python), Some(elf), Some(pe), Some(macho)) = (
+        python(),
+        common::fixture(FIXTURE),
+        common::fixture("watcher-win32-x64.node"),
+        common::fixture("fsevents.node"),
+    ) else {
+        return;
+    };
+    // ELF: llvm-nm says the procedure is defined and getenv/popen are
+    // imported; the literal is in the file.
+    let Some(defined) = common::nm_functions(&["-D"], &elf) else {
+        return;
+    };
+    let procedure = "_Z11getSockPathB5cxx11v";
+    assert!(defined.iter().any(|(_, n)| n == procedure));
+    let undefined = Command::new("llvm-nm")
+        .args(["-D", "-u"])
+        .arg(&elf)
+        .output()
+        .unwrap();
+    let undefined = String::from_utf8_lossy(&undefined.stdout).into_owned();
+    assert!(
+        undefined.contains(" getenv") && undefined.contains(" popen"),
+        "{undefined}"
+    );
+    let bytes = std::fs::read(&elf).unwrap();
+    assert!(bytes.windows(14).any(|w| w == b"WATCHMAN_SOCK\0"));
+    // PE: the first call through an import slot, by llvm-objdump.
+    let (site, import) = first_pe_import_call(&pe).expect("a call through the IAT");
+    // Mach-O: the x86_64 slice imports _napi_get_cb_info (llvm-nm -u).
+    let macho_undefined = Command::new("llvm-nm")
+        .args(["-u", "--arch=x86_64"])
+        .arg(&macho)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&macho_undefined.stdout).contains("_napi_get_cb_info"));
+    let plan = json!([
+        {"op": "call", "tool": "open_binary", "arguments": {"path": elf, "provider_id": "native"}},
+        {"op": "call", "tool": "procedure_pseudo_code", "arguments": {"procedures": [procedure]}},
+        {"op": "call", "tool": "open_binary", "arguments": {"path": pe, "provider_id": "native"}},
+        {"op": "call", "tool": "resolve_containing_procedure", "arguments": {"address": format!("{site:#x}")}},
+        {"op": "call", "tool": "procedure_pseudo_code",
+         "arguments": {"procedures": ["$3.structuredContent.result.procedure.address"]}},
+        {"op": "call", "tool": "open_binary", "arguments": {"path": macho, "provider_id": "native"}},
+        {"op": "call", "tool": "procedure_pseudo_code",
+         "arguments": {"procedures": ["_FSEStart"], "document": "fsevents.node (x86_64)"}},
+    ]);
+    let mut cmd = Command::new(python);
+    cmd.arg(script("python_client.py"))
+        .args(["modern", REA, "mcp"]);
+    let out = run(cmd, &plan);
+    let results = out["results"].as_array().unwrap();
+    let c_of = |step: usize| -> String {
+        let item = &results[step]["structuredContent"]["result"]["procedures"][0];
+        assert_eq!(item["outcome"], "complete", "{item}");
+        let lines: Vec<&str> = item["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l.as_str().unwrap())
+            .collect();
+        let map = item["address_map"].as_str().unwrap();
+        assert_eq!(
+            map.split(';').count(),
+            lines.len(),
+            "one map entry per line"
+        );
+        lines.join("\n")
+    };
+    let elf_c = c_of(1);
+    assert!(elf_c.contains("getenv(\"WATCHMAN_SOCK\")"), "{elf_c}");
+    assert!(elf_c.contains("popen(\""), "{elf_c}");
+    let pe_c = c_of(4);
+    assert!(
+        pe_c.contains(&format!("{import}(")) && !pe_c.contains(&format!("{import}()")),
+        "{import} with its arguments in {pe_c}"
+    );
+    let macho_c = c_of(6);
+    assert!(macho_c.contains("napi_get_cb_info(param_1,"), "{macho_c}");
+}

@@ -129,6 +129,7 @@ async fn tools_list_is_fixed_and_unchanged_by_prompt_listing() {
             "search_strings",
             "resolve_containing_procedure",
             "analyze_function",
+            "procedure_pseudo_code",
             "xrefs",
             "procedure_callers",
             "procedure_callees",

@@ -7,6 +7,7 @@
 mod analyze;
 mod analyze_summary;
 mod capture_host;
+mod decompile;
 mod doctor;
 mod index;
 mod mcp;
@@ -83,6 +84,44 @@ struct ServerArgs {
     call_timeout: u64,
     #[command(flatten)]
     capture: CaptureArgs,
+    #[command(flatten)]
+    decompiler: DecompilerArgs,
+}
+
+/// The decompiler's workers: what each may use (see README, "Decompiler").
+#[derive(Debug, clap::Args)]
+struct DecompilerArgs {
+    /// Stop decompiling one procedure after SECONDS (its worker is killed;
+    /// the procedure answers incomplete: timeout).
+    #[arg(
+        long = "decompile-timeout",
+        value_name = "SECONDS",
+        default_value_t = 30
+    )]
+    timeout: u64,
+    /// Cap each decompile worker's address space at BYTES (default 2 GiB).
+    #[arg(long = "decompile-memory", value_name = "BYTES", default_value_t = 2 << 30)]
+    memory: u64,
+    /// Decompile workers a batch may use at once (default: the number of cores).
+    #[arg(long = "decompile-workers", value_name = "N")]
+    workers: Option<usize>,
+}
+
+impl DecompilerArgs {
+    /// Configures the process's worker pool.
+    fn apply(&self) {
+        let limits = rea::decompiler::Limits {
+            memory_bytes: self.memory.max(64 << 20),
+            deadline: std::time::Duration::from_secs(self.timeout.max(1)),
+            ..rea::decompiler::Limits::default()
+        };
+        let workers = self.workers.unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(usize::from)
+                .unwrap_or(1)
+        });
+        rea::decompiler::shared().configure(None, limits, workers);
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -188,6 +227,28 @@ enum Command {
     },
     /// Serve radare2's libraries over the r2pipe protocol (started by the
     /// radare2 provider; stdout carries protocol bytes only).
+    /// Decompile procedures to C (the twin of procedure_pseudo_code): C on
+    /// stdout, failures on stderr and a non-zero exit.
+    Decompile {
+        file: PathBuf,
+        /// Procedures: names or entry addresses.
+        #[arg(required = true, value_name = "PROC")]
+        procedures: Vec<String>,
+        /// The document of a universal binary (default: the first).
+        #[arg(long)]
+        document: Option<String>,
+        /// The outline (control flow, calls, strings, with line numbers).
+        #[arg(long)]
+        outline: bool,
+        /// The tool's answers as JSON, one line per page.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        decompiler: DecompilerArgs,
+    },
+    /// The decompile worker (started by rea itself).
+    #[command(hide = true)]
+    DecompileWorker,
     #[command(hide = true)]
     Radare2Host {
         /// The directory holding libr_core.so (REA_RADARE2_LIBR).
@@ -343,6 +404,27 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 found_by,
             },
         ),
+        Command::Decompile {
+            file,
+            procedures,
+            document,
+            outline,
+            json,
+            decompiler,
+        } => {
+            decompiler.apply();
+            decompile::run(decompile::Request {
+                file: &file,
+                procedures: &procedures,
+                document: document.as_deref(),
+                outline,
+                json,
+            })
+        }
+        Command::DecompileWorker => match rea::decompiler::worker::run() {
+            Ok(()) => Ok(ExitCode::SUCCESS),
+            Err(e) => Err(CliError::failed("decompile_worker_failed", e.to_string())),
+        },
         Command::Radare2Host {
             libr,
             settings,
@@ -368,6 +450,7 @@ fn parse_network(text: &str) -> Result<rea::capture::types::Network, String> {
 }
 
 fn server_setup(args: ServerArgs) -> Result<mcp::Setup, CliError> {
+    args.decompiler.apply();
     Ok(mcp::Setup {
         prompts_dir: args.prompts_dir,
         read_roots: args.read_roots,

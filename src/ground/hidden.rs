@@ -95,3 +95,36 @@ mod tests {
         }
     }
 }
+
+/// `text` with every [`is_hidden`] character written as a C universal
+/// character name (`\u202E`, `\U000E0041`): what rea prints as C, whether a
+/// name from the file or a string literal, shows what is there.
+#[allow(dead_code)] // build.rs includes this file and prints no C.
+pub fn escape_for_c(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(is_hidden) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        let code = c as u32;
+        match c {
+            c if !is_hidden(c) => out.push(c),
+            _ if code <= 0xffff => out.push_str(&format!("\\u{code:04X}")),
+            _ => out.push_str(&format!("\\U{code:08X}")),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod c_escape_tests {
+    use super::escape_for_c;
+
+    #[test]
+    fn hidden_characters_become_universal_character_names() {
+        assert_eq!(escape_for_c("plain"), "plain");
+        assert_eq!(escape_for_c("a\u{202e}b"), "a\\u202Eb");
+        assert_eq!(escape_for_c("\u{e0041}"), "\\U000E0041");
+        assert_eq!(escape_for_c("tab\there"), "tab\\u0009here");
+    }
+}

@@ -5,6 +5,7 @@
 //! every view that holds it, and confined file access (open once beneath a root, read and map through that descriptor).
 
 pub mod canonical;
+pub mod child;
 pub mod confined;
 pub mod digest;
 pub mod hidden;

@@ -198,6 +198,33 @@ pub struct AnalyzeFunctionInput {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+pub struct PseudoCodeInput {
+    /// Names or entry addresses.
+    pub procedures: Vec<String>,
+    /// Default: the current document.
+    #[serde(default)]
+    pub document: Option<String>,
+    /// `code` (default) or `outline`.
+    #[serde(default)]
+    pub view: Option<PseudoCodeView>,
+    /// First line of the page (default 0).
+    #[serde(default)]
+    pub offset: Option<u64>,
+    /// Lines per page (default 200).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 5000))]
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PseudoCodeView {
+    Code,
+    Outline,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct XrefsInput {
     /// The referenced address (`0x` hex or decimal) or a procedure name.
     pub address: String,

@@ -22,6 +22,7 @@ mod lifecycle;
 mod paging;
 mod pattern;
 mod procedures;
+mod pseudo_code;
 mod records;
 mod registry;
 mod schema;
@@ -42,6 +43,7 @@ use crate::catalog::spec::{Effect, ToolSpec};
 use crate::ground::canonical::without_null_members;
 use crate::session::{Evidence, Session};
 pub use errors::{ErrorCode, ToolError};
+pub use pseudo_code::MAX_PROCEDURES as MAX_PSEUDO_CODE_PROCEDURES;
 pub(crate) use shared::ledger::recorded;
 pub use tool::{Call, Tool};
 

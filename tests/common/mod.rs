@@ -4,6 +4,7 @@
 
 #[cfg(unix)]
 pub mod serve;
+pub mod stdio;
 /// Hostile ELF shapes, written byte by byte (shared with the unit tests).
 #[path = "../../src/providers/native/synth_elf.rs"]
 pub mod synth_elf;
@@ -71,6 +72,12 @@ pub fn hub() -> Arc<Hub> {
 
 /// Connects a fresh client of `era` to a fresh server connection on `hub`.
 pub async fn connect_to(hub: &Arc<Hub>, era: Era) -> (Client, ReaServer, Counter) {
+    // The decompile worker is the built `rea`, not this test binary.
+    rea::decompiler::shared().configure(
+        Some(PathBuf::from(env!("CARGO_BIN_EXE_rea"))),
+        rea::decompiler::Limits::default(),
+        2,
+    );
     let (server_io, client_io) = tokio::io::duplex(1 << 20);
     let server = ReaServer::new(hub.clone());
     let handle = server.clone();

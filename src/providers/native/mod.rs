@@ -236,6 +236,15 @@ impl NativeImage {
         })
     }
 
+    /// The bytes of one document: the whole file for a thin binary, the
+    /// slice for a member of a universal binary.
+    pub fn document_bytes(&self, document: usize) -> &[u8] {
+        self.ranges
+            .get(document)
+            .and_then(|range| self.map.get(range.clone()))
+            .unwrap_or(&[])
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }

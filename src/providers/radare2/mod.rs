@@ -24,7 +24,6 @@ pub mod host;
 mod inventory;
 mod json;
 mod names;
-mod pipe;
 mod session;
 mod target_path;
 

@@ -20,7 +20,15 @@ use super::json::{
     BlockJson, FunctionJson, OpJson, SectionJson, SymbolJson, VersionJson, XrefJson, parse_list,
     parse_object,
 };
-use super::pipe::{Process, ReadFailure};
+use crate::ground::child::{ChildOptions, Process, ReadFailure};
+
+/// radare2 answers end at a NUL (r2pipe); it dies with rea and may use at
+/// most 8 GiB of address space, so a hostile file cannot take the machine.
+const RADARE2_CHILD: ChildOptions = ChildOptions {
+    delimiter: 0,
+    memory_bytes: Some(8 << 30),
+    die_with_rea: true,
+};
 use super::target_path::check_target_path;
 use super::{MAX_PROCEDURES, PROVIDER_ID, Radare2Error};
 use super::{dossier, inventory};
@@ -237,8 +245,8 @@ impl Radare2Session {
         }
         self.close();
         let (program, args) = launch_command(&self.launcher, Path::new(DESCRIPTOR_PATH));
-        let process =
-            Process::spawn(&program, &args, Some(&self.file)).map_err(|e| Radare2Error::Spawn {
+        let process = Process::spawn_with(&program, &args, Some(&self.file), RADARE2_CHILD)
+            .map_err(|e| Radare2Error::Spawn {
                 program: program.display().to_string(),
                 reason: e.to_string(),
             })?;
@@ -387,7 +395,11 @@ impl Radare2Session {
     fn receive(&mut self, label: &str, timeout: Duration) -> Result<String, Radare2Error> {
         let limit = self.options.max_output_bytes;
         let answer = match self.process.as_mut() {
-            Some(process) => process.read_answer(timeout, limit),
+            Some(process) => process.read_answer_unless(
+                timeout,
+                limit,
+                &crate::providers::interrupt::interrupted,
+            ),
             None => Err(ReadFailure::Eof),
         };
         match answer {
@@ -402,7 +414,9 @@ impl Radare2Session {
         let process = self.process.take();
         let command = command.to_string();
         match failure {
-            ReadFailure::Timeout => {
+            // A stopped call leaves radare2 mid-command: end it like a
+            // timeout, so the next command starts a fresh process.
+            ReadFailure::Timeout | ReadFailure::Interrupted => {
                 drop(process);
                 Radare2Error::Timeout {
                     command,
@@ -418,7 +432,7 @@ impl Radare2Session {
             }
             ReadFailure::Eof => {
                 let (status, stderr) = match process {
-                    Some(p) => p.finish(),
+                    Some(mut p) => p.finish(),
                     None => ("not running".to_string(), String::new()),
                 };
                 Radare2Error::Exited {

@@ -1,11 +1,14 @@
-//! One radare2 child process and the r2pipe framing: a command is one line on
-//! stdin, its answer is everything on stdout up to the next NUL byte, and one
-//! NUL arrives after the file is loaded.
+//! A child process rea drives over a pipe: a request is one line on stdin,
+//! an answer is everything on stdout up to the next delimiter byte (NUL for
+//! radare2's r2pipe, a newline for the decompile worker).
 //!
 //! stdout and stderr are drained by reader threads, so a wait is always a
-//! channel receive with a deadline: a hung radare2 cannot hang rea. stderr is
+//! channel receive with a deadline: a hung child cannot hang rea. stderr is
 //! kept only as a short tail for error messages. Dropping a [`Process`] kills
-//! and reaps the child.
+//! and reaps the child. [`ChildOptions`] can cap the child's address space
+//! and tie its life to rea's: such children are started by one long-lived
+//! spawner thread, because the kernel's parent-death signal follows the
+//! thread that forked, and a pool thread may end while its child lives on.
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
@@ -27,16 +30,42 @@ const CHUNKS_IN_FLIGHT: usize = 64;
 /// How long an exiting child gets before it is killed.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
 
+/// How often a wait asks whether it was interrupted.
+pub const POLL: Duration = Duration::from_millis(50);
+
 /// Why no answer was read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ReadFailure {
+pub enum ReadFailure {
     Timeout,
     /// stdout closed: the process exited or closed it.
     Eof,
     TooLarge,
+    /// The caller's interruption check said stop.
+    Interrupted,
 }
 
-pub(crate) struct Process {
+/// How a child is framed and confined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChildOptions {
+    /// The byte that ends an answer on stdout.
+    pub delimiter: u8,
+    /// `RLIMIT_AS` for the child, in bytes; `None` leaves it as inherited.
+    pub memory_bytes: Option<u64>,
+    /// Kill the child (SIGKILL) when rea exits, however it exits.
+    pub die_with_rea: bool,
+}
+
+impl ChildOptions {
+    /// r2pipe framing, no limits: what a plain helper needs.
+    pub const PLAIN: ChildOptions = ChildOptions {
+        delimiter: 0,
+        memory_bytes: None,
+        die_with_rea: false,
+    };
+}
+
+pub struct Process {
+    delimiter: u8,
     child: Child,
     stdin: Option<ChildStdin>,
     chunks: Receiver<Vec<u8>>,
@@ -50,13 +79,23 @@ pub(crate) struct Process {
 pub const TARGET_FD: i32 = 3;
 
 impl Process {
-    /// Starts `program`. `target`, when given, becomes the child's
-    /// descriptor [`TARGET_FD`], so the child reads the file the server
-    /// opened (as `/proc/self/fd/3`) instead of opening a path again.
+    /// Starts `program` with [`ChildOptions::PLAIN`]; see [`Process::spawn_with`].
     pub fn spawn(
         program: &Path,
         args: &[OsString],
         target: Option<&std::fs::File>,
+    ) -> io::Result<Process> {
+        Process::spawn_with(program, args, target, ChildOptions::PLAIN)
+    }
+
+    /// Starts `program`. `target`, when given, becomes the child's
+    /// descriptor [`TARGET_FD`], so the child reads the file the server
+    /// opened (as `/proc/self/fd/3`) instead of opening a path again.
+    pub fn spawn_with(
+        program: &Path,
+        args: &[OsString],
+        target: Option<&std::fs::File>,
+        options: ChildOptions,
     ) -> io::Result<Process> {
         let mut command = Command::new(program);
         command
@@ -64,12 +103,14 @@ impl Process {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        if let Some(file) = target {
-            let fd = std::os::fd::AsRawFd::as_raw_fd(file);
-            // SAFETY: only async-signal-safe calls (dup2, fcntl) on a
-            // descriptor that stays open in the parent until spawn returns.
-            unsafe {
-                std::os::unix::process::CommandExt::pre_exec(&mut command, move || {
+        let fd = target.map(std::os::fd::AsRawFd::as_raw_fd);
+        let parent = std::process::id() as libc::pid_t;
+        // SAFETY: only async-signal-safe calls (dup2, fcntl, setrlimit,
+        // prctl, getppid) on a descriptor that stays open in the parent
+        // until spawn returns.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut command, move || {
+                if let Some(fd) = fd {
                     if fd == TARGET_FD {
                         // dup2 onto itself keeps close-on-exec: clear it.
                         if libc::fcntl(fd, libc::F_SETFD, 0) == -1 {
@@ -78,11 +119,35 @@ impl Process {
                     } else if libc::dup2(fd, TARGET_FD) == -1 {
                         return Err(io::Error::last_os_error());
                     }
-                    Ok(())
-                });
-            }
+                }
+                if let Some(bytes) = options.memory_bytes {
+                    let limit = libc::rlimit {
+                        rlim_cur: bytes as libc::rlim_t,
+                        rlim_max: bytes as libc::rlim_t,
+                    };
+                    if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+                        return Err(io::Error::last_os_error());
+                    }
+                }
+                #[cfg(target_os = "linux")]
+                if options.die_with_rea {
+                    if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
+                        return Err(io::Error::last_os_error());
+                    }
+                    // rea died between fork and prctl: nobody would kill us.
+                    if libc::getppid() != parent {
+                        return Err(io::Error::from_raw_os_error(libc::ESRCH));
+                    }
+                }
+                let _ = parent;
+                Ok(())
+            });
         }
-        let mut child = command.spawn()?;
+        let mut child = if options.die_with_rea {
+            spawner::spawn(command)?
+        } else {
+            command.spawn()?
+        };
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
@@ -92,13 +157,13 @@ impl Process {
         };
         let (tx, chunks) = sync_channel(CHUNKS_IN_FLIGHT);
         let spawned = std::thread::Builder::new()
-            .name("radare2-stdout".into())
+            .name("child-stdout".into())
             .spawn(move || pump_stdout(stdout, tx));
         let tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL_BYTES)));
         let stderr_reader = spawned.and_then(|_| {
             let tail = Arc::clone(&tail);
             std::thread::Builder::new()
-                .name("radare2-stderr".into())
+                .name("child-stderr".into())
                 .spawn(move || keep_tail(stderr, &tail))
         });
         let stderr_reader = match stderr_reader {
@@ -110,6 +175,7 @@ impl Process {
             }
         };
         Ok(Process {
+            delimiter: options.delimiter,
             child,
             stdin: Some(stdin),
             chunks,
@@ -135,13 +201,25 @@ impl Process {
         stdin.flush()
     }
 
-    /// Reads one answer (without its NUL), waiting at most `timeout` and
-    /// accepting at most `limit` bytes.
+    /// Reads one answer (without its delimiter), waiting at most `timeout`
+    /// and accepting at most `limit` bytes.
     pub fn read_answer(&mut self, timeout: Duration, limit: usize) -> Result<Vec<u8>, ReadFailure> {
+        self.read_answer_unless(timeout, limit, &|| false)
+    }
+
+    /// [`Process::read_answer`], giving up with [`ReadFailure::Interrupted`]
+    /// within [`POLL`] of `interrupted` saying so.
+    pub fn read_answer_unless(
+        &mut self,
+        timeout: Duration,
+        limit: usize,
+        interrupted: &dyn Fn() -> bool,
+    ) -> Result<Vec<u8>, ReadFailure> {
         let deadline = Instant::now().checked_add(timeout);
         let mut scanned = 0;
+        let delimiter = self.delimiter;
         loop {
-            if let Some(pos) = self.pending[scanned..].iter().position(|&b| b == 0) {
+            if let Some(pos) = self.pending[scanned..].iter().position(|&b| b == delimiter) {
                 let end = scanned + pos;
                 if end > limit {
                     return Err(ReadFailure::TooLarge);
@@ -161,9 +239,12 @@ impl Process {
             if wait.is_zero() {
                 return Err(ReadFailure::Timeout);
             }
-            match self.chunks.recv_timeout(wait) {
+            if interrupted() {
+                return Err(ReadFailure::Interrupted);
+            }
+            match self.chunks.recv_timeout(wait.min(POLL)) {
                 Ok(chunk) => self.pending.extend_from_slice(&chunk),
-                Err(RecvTimeoutError::Timeout) => return Err(ReadFailure::Timeout),
+                Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => return Err(ReadFailure::Eof),
             }
         }
@@ -171,7 +252,7 @@ impl Process {
 
     /// After stdout closed: waits briefly for the exit, kills otherwise, and
     /// describes how the process ended plus its last diagnostics.
-    pub fn finish(mut self) -> (String, String) {
+    pub fn finish(&mut self) -> (String, String) {
         self.stdin = None;
         let deadline = Instant::now() + EXIT_GRACE;
         let status = loop {
@@ -210,6 +291,11 @@ impl Process {
             Err(poisoned) => poisoned.into_inner().iter().copied().collect(),
         };
         clean_diagnostics(&bytes)
+    }
+
+    /// Kills and reaps the child now (what dropping it does).
+    pub fn kill(mut self) {
+        self.kill_and_reap();
     }
 
     fn kill_and_reap(&mut self) {
@@ -266,7 +352,7 @@ fn keep_tail(mut stderr: impl Read, tail: &Mutex<VecDeque<u8>>) {
 
 /// stderr as one line for a message: ANSI escape sequences and other
 /// controls removed, lines joined with ` | `, the last characters kept.
-pub(crate) fn clean_diagnostics(bytes: &[u8]) -> String {
+pub fn clean_diagnostics(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
     let mut lines = Vec::new();
     let mut line = String::new();
@@ -308,6 +394,49 @@ pub(crate) fn clean_diagnostics(bytes: &[u8]) -> String {
     } else {
         let skip = count - STDERR_MESSAGE_CHARS;
         format!("…{}", joined.chars().skip(skip).collect::<String>())
+    }
+}
+
+/// The one thread that forks children tied to rea's life (see the module
+/// doc): it lives as long as the process, so their parent-death signal only
+/// fires when rea itself ends.
+mod spawner {
+    use std::io;
+    use std::process::{Child, Command};
+    use std::sync::mpsc::{Sender, channel};
+    use std::sync::{Mutex, OnceLock};
+
+    type Order = (Command, Sender<io::Result<Child>>);
+
+    fn orders() -> io::Result<&'static Mutex<Sender<Order>>> {
+        static ORDERS: OnceLock<Option<Mutex<Sender<Order>>>> = OnceLock::new();
+        ORDERS
+            .get_or_init(|| {
+                let (tx, rx) = channel::<Order>();
+                std::thread::Builder::new()
+                    .name("child-spawner".into())
+                    .spawn(move || {
+                        for (mut command, reply) in rx {
+                            let _ = reply.send(command.spawn());
+                        }
+                    })
+                    .ok()
+                    .map(|_| Mutex::new(tx))
+            })
+            .as_ref()
+            .ok_or_else(|| io::Error::other("cannot start the child-spawner thread"))
+    }
+
+    pub fn spawn(command: Command) -> io::Result<Child> {
+        let (reply, answer) = channel();
+        orders()?
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .send((command, reply))
+            .map_err(|_| io::Error::other("the child-spawner thread ended"))?;
+        answer
+            .recv()
+            .map_err(|_| io::Error::other("the child-spawner thread ended"))?
     }
 }
 
@@ -368,6 +497,38 @@ mod tests {
         let (status, stderr) = p.finish();
         assert!(status.contains('3'), "{status}");
         assert_eq!(stderr, "cannot open");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn lines_frame_answers_and_limits_apply() {
+        let options = ChildOptions {
+            delimiter: b'\n',
+            memory_bytes: Some(64 << 20),
+            die_with_rea: true,
+        };
+        let script = "printf 'one\\ntwo\\n'; ulimit -v; exec sleep 30";
+        let mut p = Process::spawn_with(
+            Path::new("/bin/sh"),
+            &[OsString::from("-c"), OsString::from(script)],
+            None,
+            options,
+        )
+        .unwrap();
+        let t = Duration::from_secs(10);
+        assert_eq!(p.read_answer(t, 100).unwrap(), b"one");
+        assert_eq!(p.read_answer(t, 100).unwrap(), b"two");
+        // `ulimit -v` prints the cap in KiB.
+        assert_eq!(p.read_answer(t, 100).unwrap(), b"65536");
+        let status = std::fs::read_to_string(format!("/proc/{}/status", p.id())).unwrap();
+        assert!(status.contains("State:"), "{status}");
+        let asked = Instant::now();
+        assert_eq!(
+            p.read_answer_unless(t, 100, &|| asked.elapsed() > Duration::from_millis(100)),
+            Err(ReadFailure::Interrupted)
+        );
+        assert!(asked.elapsed() < Duration::from_secs(5));
+        p.kill();
     }
 
     #[cfg(target_os = "linux")]
