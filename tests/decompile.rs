@@ -500,3 +500,25 @@ fn a_truncated_pe_answers_within_its_deadline_and_the_server_does_not_grow() {
     assert!(grown < 64 << 20, "the server grew by {grown} bytes");
     let _ = server.finish();
 }
+
+#[test]
+fn the_stack_protector_reads_as_one_comment() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((exe, _, _)) = build(
+        dir.path(),
+        "guarded",
+        PROGRAM,
+        &["-O2", "-fstack-protector-all"],
+    ) else {
+        return;
+    };
+    // The oracle: the compiled code does check the canary.
+    assert!(!common::objdump_plt_sites(&exe, "__stack_chk_fail").is_empty());
+    let text = rea_decompile(&exe, "main").expect("C");
+    assert!(
+        text.contains(rea::decompiler::idioms::CANARY_COMMENT),
+        "{text}"
+    );
+    assert!(!text.contains("__stack_chk_fail("), "{text}");
+    assert!(!text.contains("in_FS_OFFSET + 0x28"), "{text}");
+}

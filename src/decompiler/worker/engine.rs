@@ -89,6 +89,30 @@ impl Engine {
                 self.strings.insert(string.address);
             }
         }
+        self.mark_no_return()
+    }
+
+    /// Calls to functions that never return end their path, as in the
+    /// source (see [`crate::decompiler::library`]).
+    fn mark_no_return(&mut self) -> Result<(), EngineError> {
+        let ending: Vec<u64> = self
+            .program
+            .functions()?
+            .into_iter()
+            .filter(|f| crate::decompiler::library::never_returns(&f.name))
+            .map(|f| f.address)
+            .collect();
+        for address in ending {
+            if let Some(sym) = self.function_starting_at(address)? {
+                let _ = self
+                    .program
+                    .architecture()
+                    .with_function(sym, |function, _| {
+                        function.get_func_proto_mut().set_no_return(true);
+                        Ok(())
+                    });
+            }
+        }
         Ok(())
     }
 
@@ -227,7 +251,7 @@ fn analyse_and_print(
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
         .finish();
-    let lines = lines
+    let mut lines: Vec<Line> = lines
         .into_iter()
         .map(|(text, ops)| {
             let mut addresses: Vec<u64> = ops
@@ -239,6 +263,7 @@ fn analyse_and_print(
             Line { text, addresses }
         })
         .collect();
+    crate::decompiler::idioms::fold_stack_protector(&mut lines);
     let callees = function
         .qlst
         .iter()
