@@ -10,7 +10,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 
 use super::client::{Limits, Worker, WorkerFailure};
 use super::knowledge::Knowledge;
@@ -48,6 +48,10 @@ pub struct Pool {
     cache: Mutex<Cache>,
     /// Workers started (for tests and benches: proof of reuse).
     started: AtomicUsize,
+    /// Procedures being decompiled now, over every call, and the signal
+    /// that one slot was freed.
+    busy: Mutex<usize>,
+    freed: Condvar,
     /// The knowledge of recently used documents, with its digest.
     knowledge: Mutex<VecDeque<(String, Arc<Knowledge>, String)>>,
 }
@@ -113,6 +117,8 @@ impl Pool {
             cache: Mutex::new(Cache::default()),
             started: AtomicUsize::new(0),
             knowledge: Mutex::new(VecDeque::new()),
+            busy: Mutex::new(0),
+            freed: Condvar::new(),
         }
     }
 
@@ -186,6 +192,11 @@ impl Pool {
                     scope.spawn(|| {
                         let mut worker: Option<Worker> = None;
                         loop {
+                            // One procedure at a time per permit: calls of
+                            // every session share the cores fairly.
+                            let Some(_permit) = self.permit(interrupted) else {
+                                break;
+                            };
                             let n = next.fetch_add(1, Ordering::Relaxed);
                             let Some(&index) = todo.get(n) else { break };
                             let outcome =
@@ -206,6 +217,26 @@ impl Pool {
             .into_iter()
             .map(|o| o.unwrap_or(Err(WorkerFailure::Cancelled)))
             .collect()
+    }
+
+    /// Waits for one of the process's `workers` decompile slots, or `None`
+    /// once `interrupted` says stop.
+    fn permit(&self, interrupted: &dyn Fn() -> bool) -> Option<Permit<'_>> {
+        let mut busy = lock(&self.busy);
+        loop {
+            if interrupted() {
+                return None;
+            }
+            if *busy < self.workers.load(Ordering::Relaxed) {
+                *busy += 1;
+                return Some(Permit(self));
+            }
+            busy = self
+                .freed
+                .wait_timeout(busy, crate::ground::child::POLL)
+                .map(|(guard, _)| guard)
+                .unwrap_or_else(|poisoned| poisoned.into_inner().0);
+        }
     }
 
     fn cached(&self, source: &Source<'_>, address: u64) -> Option<Arc<Decompiled>> {
@@ -279,6 +310,16 @@ impl Pool {
     }
 }
 
+/// One decompile slot, given back when dropped.
+struct Permit<'a>(&'a Pool);
+
+impl Drop for Permit<'_> {
+    fn drop(&mut self) {
+        *lock(&self.0.busy) -= 1;
+        self.0.freed.notify_one();
+    }
+}
+
 impl Default for Pool {
     fn default() -> Pool {
         Pool::new()
@@ -289,4 +330,42 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decompiler::protocol::Line;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn slots_are_shared_and_a_waiter_can_stop() {
+        let pool = Pool::new();
+        pool.configure(None, Limits::default(), 1);
+        let held = pool.permit(&|| false).expect("a free slot");
+        let asked = Instant::now();
+        let stop = || asked.elapsed() > Duration::from_millis(100);
+        assert!(pool.permit(&stop).is_none(), "the one slot is taken");
+        drop(held);
+        assert!(pool.permit(&|| false).is_some(), "given back on drop");
+    }
+
+    #[test]
+    fn the_cache_keeps_within_its_bytes_oldest_out_first() {
+        let mut cache = Cache::default();
+        let big = Arc::new(Decompiled {
+            lines: vec![Line {
+                text: "x".repeat(CACHE_BYTES / 3),
+                addresses: vec![],
+            }],
+            ..Decompiled::default()
+        });
+        let key = |a| ("doc".to_string(), "kn".to_string(), a);
+        for address in 0..4 {
+            cache.put(key(address), Arc::clone(&big));
+        }
+        assert!(cache.bytes <= CACHE_BYTES);
+        assert!(cache.get(&key(0)).is_none(), "the oldest went first");
+        assert!(cache.get(&key(3)).is_some());
+    }
 }
