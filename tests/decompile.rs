@@ -522,3 +522,31 @@ fn the_stack_protector_reads_as_one_comment() {
     assert!(!text.contains("__stack_chk_fail("), "{text}");
     assert!(!text.contains("in_FS_OFFSET + 0x28"), "{text}");
 }
+
+#[test]
+fn a_document_the_engine_cannot_load_fails_each_procedure_once_and_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((exe, _, _)) = build(dir.path(), "prog", PROGRAM, &["-O2"]) else {
+        return;
+    };
+    // The same file, said to be PowerPC (e_machine 20): rea still lists its
+    // symbols; the engine here has no PowerPC language.
+    let mut bytes = std::fs::read(&exe).unwrap();
+    bytes[18..20].copy_from_slice(&20u16.to_le_bytes());
+    let ppc = dir.path().join("prog-ppc");
+    std::fs::write(&ppc, bytes).unwrap();
+    let out = Command::new(REA)
+        .arg("decompile")
+        .arg(&ppc)
+        .args(["main", "parse_command", "color_name", "sum_positive"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let refused: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.ends_with("(engine_refused)"))
+        .collect();
+    assert_eq!(refused.len(), 4, "{stderr}");
+    assert!(refused.iter().all(|l| l.contains("PowerPC")), "{stderr}");
+}

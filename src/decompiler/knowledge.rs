@@ -11,6 +11,10 @@ use serde::{Deserialize, Serialize};
 pub const MAX_FACTS: usize = 200_000;
 /// Names longer than this are cut (procedure names are cut at 512 too).
 pub const MAX_NAME_BYTES: usize = 512;
+/// The bytes of all names together: past it, stubs and slots are left out
+/// and starts go without their names, so the load request stays well
+/// within the protocol's line limit.
+pub const MAX_NAMES_BYTES: usize = 24 << 20;
 
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -77,6 +81,22 @@ impl Knowledge {
             list.truncate(MAX_FACTS);
             list.iter_mut().for_each(|n| cut(&mut n.name));
         }
+        let mut budget = MAX_NAMES_BYTES;
+        let mut spend = |name: &str| match budget.checked_sub(name.len()) {
+            Some(left) => {
+                budget = left;
+                true
+            }
+            None => false,
+        };
+        // Import names first: the engine reads symbols itself, not imports.
+        self.import_stubs.retain(|n| spend(&n.name));
+        self.import_slots.retain(|n| spend(&n.name));
+        for start in &mut self.functions {
+            if start.name.as_deref().is_some_and(|name| !spend(name)) {
+                start.name = None;
+            }
+        }
         self.strings.sort_by_key(|s| s.address);
         self.strings.dedup_by_key(|s| s.address);
         self.strings.truncate(MAX_FACTS);
@@ -125,6 +145,33 @@ mod tests {
         }
         .normalize();
         assert_ne!(one.digest(), other.digest());
+    }
+
+    #[test]
+    fn all_names_together_stay_within_their_budget() {
+        let name = "n".repeat(MAX_NAME_BYTES);
+        let count = MAX_NAMES_BYTES / MAX_NAME_BYTES + 10;
+        let k = Knowledge {
+            functions: (0..count as u64)
+                .map(|address| Start {
+                    address,
+                    name: Some(name.clone()),
+                })
+                .collect(),
+            import_stubs: vec![named(u64::MAX, "puts")],
+            ..Knowledge::default()
+        }
+        .normalize();
+        assert_eq!(k.functions.len(), count, "every start is kept");
+        let named_bytes: usize = k
+            .functions
+            .iter()
+            .filter_map(|s| s.name.as_ref())
+            .map(String::len)
+            .sum();
+        assert!(named_bytes <= MAX_NAMES_BYTES);
+        assert!(k.functions.iter().any(|s| s.name.is_none()));
+        assert_eq!(k.import_stubs.len(), 1, "imports are named first");
     }
 
     #[test]

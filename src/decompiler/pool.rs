@@ -186,6 +186,7 @@ impl Pool {
         if !todo.is_empty() {
             let next = AtomicUsize::new(0);
             let results = Mutex::new(Vec::new());
+            let failed_start = Mutex::new(None);
             let lanes = self.workers.load(Ordering::Relaxed).min(todo.len()).max(1);
             std::thread::scope(|scope| {
                 for _ in 0..lanes {
@@ -199,8 +200,13 @@ impl Pool {
                             };
                             let n = next.fetch_add(1, Ordering::Relaxed);
                             let Some(&index) = todo.get(n) else { break };
-                            let outcome =
-                                self.run_one(source, addresses[index], &mut worker, interrupted);
+                            let outcome = self.run_one(
+                                source,
+                                addresses[index],
+                                &mut worker,
+                                &failed_start,
+                                interrupted,
+                            );
                             lock(&results).push((index, outcome));
                         }
                         if let Some(worker) = worker {
@@ -248,6 +254,7 @@ impl Pool {
         source: &Source<'_>,
         address: u64,
         worker: &mut Option<Worker>,
+        failed_start: &Mutex<Option<WorkerFailure>>,
         interrupted: &dyn Fn() -> bool,
     ) -> Outcome {
         if interrupted() {
@@ -255,9 +262,24 @@ impl Pool {
         }
         let limits = self.limits();
         if worker.is_none() {
-            *worker = Some(self.take_or_start(source, &limits, interrupted)?);
+            // A document the engine could not load once in this batch is
+            // not loaded again for each of its procedures.
+            if let Some(failure) = lock(failed_start).clone() {
+                return Err(failure);
+            }
+            match self.take_or_start(source, &limits, interrupted) {
+                Ok(started) => *worker = Some(started),
+                Err(failure) => {
+                    if failure != WorkerFailure::Cancelled {
+                        *lock(failed_start) = Some(failure.clone());
+                    }
+                    return Err(failure);
+                }
+            }
         }
-        let current = worker.as_mut().expect("set above");
+        let Some(current) = worker.as_mut() else {
+            return Err(WorkerFailure::Cancelled);
+        };
         let result = current.decompile(address, &limits, interrupted);
         let worn = current.calls() >= RECYCLE_AFTER
             || current
