@@ -16,7 +16,6 @@ pub mod client;
 pub mod from_native;
 pub mod idioms;
 pub mod knowledge;
-pub mod library;
 pub mod pool;
 pub mod protocol;
 pub mod view;

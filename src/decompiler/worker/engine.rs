@@ -93,13 +93,18 @@ impl Engine {
     }
 
     /// Calls to functions that never return end their path, as in the
-    /// source (see [`crate::decompiler::library`]).
+    /// source (the names the native provider's recovery knows).
     fn mark_no_return(&mut self) -> Result<(), EngineError> {
         let ending: Vec<u64> = self
             .program
             .functions()?
             .into_iter()
-            .filter(|f| crate::decompiler::library::never_returns(&f.name))
+            .filter(|f| {
+                crate::providers::native::never_returns(&f.name)
+                    || f.symbol
+                        .as_deref()
+                        .is_some_and(crate::providers::native::never_returns)
+            })
             .map(|f| f.address)
             .collect();
         for address in ending {

@@ -57,6 +57,7 @@ use code_map::CodeMap;
 pub use code_index::{CodeIndex, MAX_XREFS, Progress};
 pub use extents::{Containment, Extents};
 pub use function::MAX_FUNCTION_INSTRUCTIONS;
+pub use recovery::never_returns;
 pub use thunks::Thunks;
 
 pub use layout::{

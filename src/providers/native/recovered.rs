@@ -64,7 +64,7 @@ impl NativeImage {
         let noreturn = thunks
             .imports()
             .iter()
-            .filter(|import| recovery::import_never_returns(&import.name))
+            .filter(|import| recovery::never_returns(&import.name))
             .flat_map(|import| import.stubs.iter().chain(&import.slots).copied())
             .collect();
         let excluded = file

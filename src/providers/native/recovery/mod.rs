@@ -31,7 +31,7 @@ mod noreturn;
 #[cfg(test)]
 mod tests;
 
-pub(super) use noreturn::never_returns as import_never_returns;
+pub use noreturn::never_returns;
 
 use std::collections::{HashMap, HashSet};
 

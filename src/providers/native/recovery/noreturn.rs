@@ -44,16 +44,32 @@ const NAMES: &[&str] = &[
     "_invalid_parameter_noinfo_noreturn",
     "__fastfail",
     "_CxxThrowException",
+    "__assert",
+    "_assert",
+    "_wassert",
+    "FatalAppExitA",
+    "FatalAppExitW",
+    "RtlExitUserThread",
+    "RtlExitUserProcess",
+    "__report_gsfailure",
 ];
 
 /// Whether an import of this name never returns. Mach-O's leading `_` and
 /// ELF version suffixes (`exit@GLIBC_2.2.5`) are ignored, and the C++
 /// runtime's `std::__throw_*` helpers (`_ZSt19__throw_logic_errorPKc`)
 /// count too.
-pub(in crate::providers::native) fn never_returns(name: &str) -> bool {
+///
+/// Demangled spellings count as well (`std::terminate()`,
+/// `std::__throw_logic_error(char const*)`): the decompiler asks with the
+/// names it prints.
+pub fn never_returns(name: &str) -> bool {
     let name = name.split('@').next().unwrap_or(name);
     let bare = name.strip_prefix('_').filter(|rest| NAMES.contains(rest));
-    NAMES.contains(&name) || bare.is_some() || is_cxx_throw_helper(name)
+    NAMES.contains(&name)
+        || bare.is_some()
+        || is_cxx_throw_helper(name)
+        || name == "std::terminate()"
+        || name.starts_with("std::__throw_")
 }
 
 /// `_ZSt<n>__throw_<what>...`: libstdc++'s exception helpers.
@@ -71,6 +87,16 @@ fn is_cxx_throw_helper(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::never_returns;
+
+    #[test]
+    fn demangled_and_decompiler_spellings() {
+        assert!(never_returns("exit"));
+        assert!(never_returns("__stack_chk_fail@plt"));
+        assert!(never_returns("std::terminate()"));
+        assert!(never_returns("std::__throw_logic_error(char const*)"));
+        assert!(!never_returns("exit_handler"));
+        assert!(!never_returns("atexit"));
+    }
 
     #[test]
     fn names_and_their_spellings() {
